@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"pslab/internal/broker"
+)
+
+// brokerState is what `pslab broker start` leaves for `stop` (0600: it
+// holds the generated credentials).
+type brokerState struct {
+	Name     string `json:"name"`
+	PID      int    `json:"pid"`
+	URL      string `json:"url"`
+	User     string `json:"user"`
+	Password string `json:"password"`
+	Store    string `json:"store,omitempty"`
+}
+
+func statePath(name string) string { return filepath.Join(broker.CacheDir(), name+".state.json") }
+
+func newBrokerCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Install, start and stop the brokers pslab measures",
+		Long: `Start a broker in the background on loopback for manual use, or stop it.
+` + "`pslab run`" + ` does not need this: it starts (and installs) its own brokers.`,
+		Example: `  pslab broker start nats
+  pslab broker stop nats`,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "start NAME",
+		Short: "Start a broker in the background on loopback",
+		Long: `Start a broker in the background on 127.0.0.1 and print its URL and
+generated credentials (also stored, mode 0600, in pslab's cache directory).
+NATS runs as pslab's embedded nats-server with JetStream.`,
+		Example: "  pslab broker start nats",
+		Args:    argsCheck(cobra.ExactArgs(1)),
+		RunE:    func(cmd *cobra.Command, args []string) error { return brokerStart(cmd, args[0]) },
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:     "stop NAME",
+		Short:   "Stop a broker started with `pslab broker start`",
+		Long:    "Stop a broker started with `pslab broker start` (SIGTERM, then SIGKILL) and remove its state.",
+		Example: "  pslab broker stop nats",
+		Args:    argsCheck(cobra.ExactArgs(1)),
+		RunE:    func(cmd *cobra.Command, args []string) error { return brokerStop(cmd, args[0]) },
+	})
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newBrokerCmd()) }
+
+func brokerStart(cmd *cobra.Command, name string) error {
+	if name != "nats" {
+		return badInputf("unknown broker %q for start (known: nats)", name)
+	}
+	if st, err := readState(name); err == nil && processAlive(st.PID) {
+		return fmt.Errorf("%s is already running (pid %d, %s); stop it first with `pslab broker stop %s`", name, st.PID, st.URL, name)
+	}
+	b := broker.NewNATS(broker.NATSConfig{Port: 4222, Detached: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ep, err := b.Start(ctx, broker.LoopbackHost{})
+	if err != nil {
+		return err
+	}
+	st := brokerState{Name: name, PID: b.PID(), URL: ep.URL, User: ep.User, Password: ep.Password, Store: b.Settings()["jetstream_store"]}
+	data, _ := json.MarshalIndent(st, "", "  ")
+	if err := os.MkdirAll(broker.CacheDir(), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(statePath(name), data, 0o600); err != nil {
+		_ = b.Stop(context.Background())
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s running, pid %d\nurl:      %s\nuser:     %s\npassword: %s\n(state in %s)\n",
+		name, st.PID, st.URL, st.User, st.Password, statePath(name))
+	return nil
+}
+
+func brokerStop(cmd *cobra.Command, name string) error {
+	st, err := readState(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no %s started by `pslab broker start` (no %s)", name, statePath(name))
+	}
+	if err != nil {
+		return err
+	}
+	if processAlive(st.PID) {
+		_ = syscall.Kill(-st.PID, syscall.SIGTERM)
+		for i := 0; i < 100 && processAlive(st.PID); i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if processAlive(st.PID) {
+			_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+		}
+	}
+	if st.Store != "" {
+		os.RemoveAll(st.Store)
+	}
+	if err := os.Remove(statePath(name)); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s stopped (pid %d)\n", name, st.PID)
+	return nil
+}
+
+func readState(name string) (brokerState, error) {
+	var st brokerState
+	data, err := os.ReadFile(statePath(name))
+	if err != nil {
+		return st, err
+	}
+	return st, json.Unmarshal(data, &st)
+}
+
+// processAlive is true for a running, non-zombie process.
+func processAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// state follows the ")" closing the command name
+	for i := len(data) - 1; i >= 0; i-- {
+		if data[i] == ')' && i+2 < len(data) {
+			return data[i+2] != 'Z'
+		}
+	}
+	return true
+}

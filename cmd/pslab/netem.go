@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"pslab/netem"
+)
+
+type netemFlags struct {
+	prefix   string
+	backend  string
+	duration time.Duration
+	keep     bool
+	rateTol  float64
+	lossTol  float64
+	asJSON   bool
+}
+
+func newNetemCmd() *cobra.Command {
+	var f netemFlags
+	cmd := &cobra.Command{
+		Use:   "netem",
+		Short: "Build, show, verify and remove the emulated link",
+		Long: `pslab emulates the link between clients and broker in three network
+namespaces it makes itself: <prefix>-cli (clients), <prefix>-rtr (the router
+that shapes and drops) and <prefix>-brk (the broker), joined by veth pairs.
+Every profile, wireline too, goes through the router. The router uses the
+netem qdisc where the kernel has it, else TBF for the rate plus nftables
+random drop; profiles needing delay, jitter, duplication or loss correlation
+are refused on that fallback. Needs root.
+
+Profiles: ` + strings.Join(netem.BuiltinProfiles(), ", ") + `, or a YAML file
+(see docs/netem.md).`,
+		Example: `  pslab netem verify wifi-paper --duration 10s
+  pslab netem up wifi-paper && pslab netem show && pslab netem down`,
+	}
+	cmd.PersistentFlags().StringVar(&f.prefix, "prefix", "pslab", "name prefix of the namespaces, interfaces and nft table")
+	cmd.PersistentFlags().StringVar(&f.backend, "backend", "auto", "auto, netem or tbf+nftables")
+
+	cmd.AddCommand(&cobra.Command{
+		Use:   "up PROFILE",
+		Short: "Build the namespaces and apply a profile, and leave them up",
+		Long: `Remove leftovers of an earlier run, build the namespaces, veths and routes,
+apply PROFILE and leave everything up (until ` + "`pslab netem down`" + `). Prints
+the backend used.`,
+		Example: "  pslab netem up wifi-paper",
+		Args:    argsCheck(cobra.ExactArgs(1)),
+		RunE:    func(c *cobra.Command, args []string) error { return netemUp(c, f, args[0]) },
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:     "down",
+		Short:   "Remove the namespaces (and the veths, IFB and nft table in them)",
+		Long:    "Remove everything `pslab netem up` (or a crashed run) left. Safe to run when nothing is up.",
+		Example: "  pslab netem down",
+		Args:    argsCheck(cobra.NoArgs),
+		RunE:    func(c *cobra.Command, _ []string) error { return netemDown(c, f) },
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show",
+		Short: "Show namespaces, addresses, qdiscs, nft rules and counters",
+		Long: `Print what the lab has in the kernel now: the namespaces and processes in
+them, interfaces with addresses and offload state, qdiscs and filters,
+the router's nft rules with their counters, and per-direction counters.`,
+		Example: "  pslab netem show",
+		Args:    argsCheck(cobra.NoArgs),
+		RunE:    func(c *cobra.Command, _ []string) error { return netemShow(c, f) },
+	})
+	verify := &cobra.Command{
+		Use:   "verify PROFILE",
+		Short: "Build, apply and measure a profile: goodput and loss per direction",
+		Long: `Bring the lab up, apply PROFILE, then measure it: goodput of a bulk TCP
+transfer each way (after a warm-up), and loss and one-way delay of UDP probes
+with sequence numbers both ways at once, each for --duration. Prints measured
+against expected (the rate minus Ethernet+IP+TCP headers per segment, and in
+half duplex the ACKs that share the budget) and exits 1 if a direction is
+outside --rate-tol or --loss-tol. Takes down the lab unless --keep.`,
+		Example: `  pslab netem verify wifi-paper --duration 10s
+  pslab netem verify my-link.yaml --keep --json`,
+		Args: argsCheck(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error { return netemVerify(c, f, args[0]) },
+	}
+	verify.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "length of each measurement phase (three phases plus warm-ups)")
+	verify.Flags().BoolVar(&f.keep, "keep", false, "leave the lab up afterwards")
+	verify.Flags().Float64Var(&f.rateTol, "rate-tol", 0.10, "allowed relative goodput error")
+	verify.Flags().Float64Var(&f.lossTol, "loss-tol", 1.0, "allowed loss error, percentage points")
+	verify.Flags().BoolVar(&f.asJSON, "json", false, "print the verification as JSON")
+	cmd.AddCommand(verify)
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newNetemCmd()) }
+
+// newLab checks the flags and that this process can emulate at all.
+func newLab(f netemFlags) (*netem.Lab, error) {
+	var b netem.Backend
+	switch f.backend {
+	case "auto", "":
+	case string(netem.BackendNetem), string(netem.BackendTBFNft):
+		b = netem.Backend(f.backend)
+	default:
+		return nil, badInputf("--backend %q: want auto, netem or tbf+nftables", f.backend)
+	}
+	o := netem.Options{Prefix: f.prefix, Backend: b}
+	if err := netem.CheckOptions(o); err != nil {
+		return nil, badInput(err)
+	}
+	if err := netem.Supported(); err != nil {
+		return nil, fmt.Errorf("%w (pslab netem manages network namespaces: run it as root)", err)
+	}
+	return netem.New(o), nil
+}
+
+// loadProfile maps profile errors to bad input.
+func loadProfile(name string) (netem.Profile, error) {
+	p, err := netem.LoadProfile(name)
+	if err != nil {
+		return p, badInput(err)
+	}
+	return p, nil
+}
+
+// bringUp builds the lab and applies p; a refused profile is bad input and
+// leaves nothing behind.
+func bringUp(ctx context.Context, l *netem.Lab, p netem.Profile) (netem.Backend, error) {
+	if err := l.Up(ctx); err != nil {
+		return "", err
+	}
+	b, err := l.Apply(p)
+	if err != nil {
+		_ = l.Down()
+		if errors.Is(err, netem.ErrUnsupported) {
+			return "", badInput(err)
+		}
+		return "", err
+	}
+	return b, nil
+}
+
+func netemUp(c *cobra.Command, f netemFlags, name string) error {
+	p, err := loadProfile(name)
+	if err != nil {
+		return err
+	}
+	l, err := newLab(f)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := bringUp(ctx, l, p)
+	if err != nil {
+		return err
+	}
+	cli, rtr, brk := l.Namespaces()
+	out := c.OutOrStdout()
+	fmt.Fprintf(out, "up: %s\nbackend: %s\n", p, b)
+	fmt.Fprintf(out, "clients in netns %s (%s), router %s, broker in netns %s (%s)\n", cli, l.ClientIP(), rtr, brk, l.BrokerIP())
+	fmt.Fprintf(out, "try: ip netns exec %s <command>; remove with: pslab netem down\n", cli)
+	return nil
+}
+
+func netemDown(c *cobra.Command, f netemFlags) error {
+	if _, err := newLab(f); err != nil { // validates flags and privileges
+		return err
+	}
+	removed, err := netem.Cleanup(f.prefix)
+	for _, r := range removed {
+		fmt.Fprintf(c.OutOrStdout(), "removed %s\n", r)
+	}
+	if err == nil && len(removed) == 0 {
+		fmt.Fprintln(c.OutOrStdout(), "nothing to remove")
+	}
+	return err
+}
+
+func netemShow(c *cobra.Command, f netemFlags) error {
+	l, err := newLab(f)
+	if err != nil {
+		return err
+	}
+	st, err := l.Status()
+	if err != nil {
+		return err
+	}
+	if !l.IsUp() {
+		fmt.Fprintf(c.OutOrStdout(), "the lab (prefix %s) is not up\n", f.prefix)
+	}
+	fmt.Fprint(c.OutOrStdout(), st)
+	return nil
+}
+
+func netemVerify(c *cobra.Command, f netemFlags, name string) error {
+	if f.duration <= 0 {
+		return badInputf("--duration must be positive, got %s", f.duration)
+	}
+	p, err := loadProfile(name)
+	if err != nil {
+		return err
+	}
+	l, err := newLab(f)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := bringUp(ctx, l, p)
+	if err != nil {
+		return err
+	}
+	if !f.keep {
+		defer l.Down()
+	}
+	out := c.OutOrStdout()
+	if !f.asJSON {
+		fmt.Fprintf(out, "verifying %s on backend %s, about %s ...\n", p.Name, b, 3*f.duration+2*min(f.duration/2, 3*time.Second))
+	}
+	v, err := l.Verify(ctx, p, f.duration)
+	if err != nil {
+		return err
+	}
+	checkErr := v.Check(f.rateTol, f.lossTol)
+	if f.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(out, v)
+		fmt.Fprint(out, "router counters over the verification:\n", v.Counters)
+		if checkErr == nil {
+			fmt.Fprintf(out, "OK: goodput within %.0f %% and loss within %.1f points of the profile in both directions\n", 100*f.rateTol, f.lossTol)
+		}
+	}
+	if f.keep {
+		fmt.Fprintln(out, "lab left up; remove with: pslab netem down")
+	}
+	if checkErr != nil {
+		return fmt.Errorf("the link does not match profile %s: %w", p.Name, checkErr)
+	}
+	return nil
+}

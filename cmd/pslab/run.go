@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"pslab/internal/lab"
+	"pslab/internal/report"
+	"pslab/internal/scenario"
+)
+
+type runFlags struct {
+	brokers  []string
+	networks []string
+	cases    string
+	quick    bool
+	reps     int
+	out      string
+	seed     int64
+	verbose  bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE...",
+		Short: "Run scenario files against brokers over network profiles",
+		Long: `Run every case of each scenario file on each listed broker and network
+profile, write one JSON line per case x broker x network x repetition to
+<out>/records.jsonl (atomically), and print a summary table with the networks
+side by side.
+
+The embedded NATS server is started (as a child process) by pslab itself; so
+is Artemis, which is installed on first use. Flags override the scenario
+file. All files are validated first: with any error, nothing is run and pslab
+exits with code 2.`,
+		Example: `  pslab run scenarios/smoke.yaml
+  pslab run scenarios/smoke.yaml --quick --network wireline
+  pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1`,
+		Args: argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.brokers, "broker", nil, "brokers to run on, e.g. nats,artemis (default: the file's)")
+	fl.StringSliceVar(&f.networks, "network", nil, "network profiles, e.g. wireline,wifi-paper or a profile YAML file (default: the file's)")
+	fl.StringVar(&f.cases, "cases", "", "case ids to run, e.g. 1-4,17 (default: all)")
+	fl.BoolVar(&f.quick, "quick", false, "apply the file's quick overrides (short windows, small counts)")
+	fl.IntVar(&f.reps, "reps", 0, "repetitions per case (default: the file's)")
+	fl.StringVar(&f.out, "out", "", "output directory (default runs/<suite>-<time>)")
+	fl.Int64Var(&f.seed, "seed", 1, "seed for selector values and ranges")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "a progress line per second while a case runs")
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newRunCmd()) }
+
+func runRun(cmd *cobra.Command, files []string, f runFlags) error {
+	if f.reps < 0 {
+		return badInputf("--reps must be positive, got %d", f.reps)
+	}
+	filter, err := parseCaseFilter(f.cases)
+	if err != nil {
+		return badInput(err)
+	}
+	opts := lab.Options{Brokers: f.brokers, Networks: f.networks, Cases: filter, Reps: f.reps,
+		Quick: f.quick, Seed: f.seed, Log: cmd.ErrOrStderr(), Verbose: f.verbose}
+	// Validate everything before running anything.
+	var plans []lab.Plan
+	var problems []string
+	for _, file := range files {
+		s, err := scenario.Load(file, scenario.Options{Quick: f.quick})
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		p, err := lab.MakePlan(s, opts)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", file, err))
+			continue
+		}
+		plans = append(plans, p)
+	}
+	if len(problems) > 0 {
+		return badInput(errors.New(strings.Join(problems, "\n")))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	failed := 0
+	for _, p := range plans {
+		o := opts
+		o.Out = outDir(f.out, p.Suite.Name, len(plans) > 1)
+		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) x %d rep(s) -> %s\n",
+			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), p.Reps, o.Out)
+		sum, err := lab.Run(ctx, p, o)
+		if sum != nil && len(sum.Records) > 0 {
+			fmt.Fprintln(cmd.OutOrStdout())
+			fmt.Fprintf(cmd.OutOrStdout(), "suite %s (%s), wall time %s, records in %s\n",
+				p.Suite.Name, p.Suite.File, sum.Wall.Round(time.Second), filepath.Join(sum.Bundle, "records.jsonl"))
+			report.WriteSummary(cmd.OutOrStdout(), sum.Records)
+			failed += sum.Failed
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d case run(s) failed (see the error field of their records)", failed)
+	}
+	return nil
+}
+
+func outDir(flag, suite string, many bool) string {
+	if flag == "" {
+		return filepath.Join("runs", fmt.Sprintf("%s-%s", suite, time.Now().Format("20060102-150405")))
+	}
+	if many {
+		return filepath.Join(flag, suite)
+	}
+	return flag
+}
+
+// parseCaseFilter reads "1-4,17,03a": numeric ranges match numeric case ids
+// (so 3 matches "03"), anything else matches an id exactly.
+func parseCaseFilter(s string) (func(string) bool, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	type span struct{ lo, hi int }
+	var spans []span
+	exact := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(part, "-"); ok {
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if err1 != nil || err2 != nil || a > b {
+				return nil, fmt.Errorf("--cases: bad range %q (want e.g. 1-4)", part)
+			}
+			spans = append(spans, span{a, b})
+			continue
+		}
+		if n, err := strconv.Atoi(part); err == nil {
+			spans = append(spans, span{n, n})
+			continue
+		}
+		exact[part] = true
+	}
+	return func(id string) bool {
+		if exact[id] {
+			return true
+		}
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			return false
+		}
+		for _, sp := range spans {
+			if n >= sp.lo && n <= sp.hi {
+				return true
+			}
+		}
+		return false
+	}, nil
+}

@@ -1,0 +1,76 @@
+// Package broker installs, starts, stops and health-checks the brokers pslab
+// measures: an embedded nats-server run as a child process, and ActiveMQ
+// Artemis from its distribution. A broker runs on a Host: the machine's
+// loopback, or the lab's broker network namespace.
+package broker
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"time"
+
+	"pslab/internal/driver"
+)
+
+// Host is where a broker process runs and how clients reach it.
+type Host interface {
+	// ListenIP is the address the broker binds, e.g. 127.0.0.1 or the broker
+	// namespace's veth address.
+	ListenIP() string
+	// Start starts cmd there (in the broker namespace when emulating a link).
+	Start(cmd *exec.Cmd) error
+	// Dialer dials the broker from where the clients are; nil means the host
+	// network.
+	Dialer() driver.Dialer
+}
+
+// Broker is one running (or startable) broker.
+type Broker interface {
+	Name() string
+	// Start launches the broker on h and waits until it accepts clients.
+	Start(ctx context.Context, h Host) (driver.Endpoint, error)
+	// Stop shuts it down (gracefully, then by force) and waits for exit.
+	Stop(ctx context.Context) error
+	// PID of the broker process, for resource sampling; 0 if not running.
+	PID() int
+	// Version is the broker's version string for result records.
+	Version() string
+	// Settings are broker-side settings that belong in each result record
+	// (e.g. acceptor socket buffer sizes).
+	Settings() map[string]string
+}
+
+// LoopbackHost runs brokers on the host's loopback interface.
+type LoopbackHost struct{}
+
+// ListenIP implements Host.
+func (LoopbackHost) ListenIP() string { return "127.0.0.1" }
+
+// Start implements Host.
+func (LoopbackHost) Start(cmd *exec.Cmd) error { return cmd.Start() }
+
+// Dialer implements Host.
+func (LoopbackHost) Dialer() driver.Dialer { return nil }
+
+// WaitTCP waits until addr accepts TCP connections through d (nil: host
+// network), or ctx ends, or exited is closed (the process died).
+func WaitTCP(ctx context.Context, d driver.Dialer, addr string, exited <-chan struct{}) error {
+	if d == nil {
+		d = &net.Dialer{Timeout: time.Second}
+	}
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-exited:
+			return errExited
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}

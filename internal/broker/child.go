@@ -1,0 +1,123 @@
+package broker
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// childEnv names the environment variable that turns a pslab (or test)
+// binary into a broker child process.
+const childEnv = "PSLAB_CHILD"
+
+// RunChildIfRequested runs the broker child named by PSLAB_CHILD and exits
+// the process, or returns at once when the variable is unset. Call it first
+// thing in main and in TestMain of packages that start brokers.
+func RunChildIfRequested() {
+	switch os.Getenv(childEnv) {
+	case "":
+		return
+	case "nats-server":
+		if err := serveNATS(); err != nil {
+			fmt.Fprintln(os.Stderr, "pslab nats-server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	default:
+		fmt.Fprintf(os.Stderr, "pslab: unknown %s=%q\n", childEnv, os.Getenv(childEnv))
+		os.Exit(2)
+	}
+}
+
+func serveNATS() error {
+	host, portStr, err := net.SplitHostPort(os.Getenv("PSLAB_NATS_LISTEN"))
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return err
+	}
+	opts := &server.Options{
+		ServerName: "pslab",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   os.Getenv("PSLAB_NATS_STORE"),
+		Username:   os.Getenv("PSLAB_NATS_USER"),
+		Password:   os.Getenv("PSLAB_NATS_PASSWORD"),
+		NoSigs:     true,
+		// 800-connection cases: leave room.
+		MaxConn: 4096,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return err
+	}
+	s.ConfigureLogger()
+	go s.Start()
+	if !s.ReadyForConnections(15 * time.Second) {
+		return fmt.Errorf("not ready for connections")
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	orphaned := make(chan struct{})
+	if os.Getenv("PSLAB_NATS_DETACHED") != "true" {
+		go watchParent(orphaned)
+	}
+	select {
+	case <-sig:
+	case <-orphaned:
+		fmt.Fprintln(os.Stderr, "pslab nats-server: parent process gone, shutting down")
+	}
+	s.Shutdown()
+	s.WaitForShutdown()
+	return nil
+}
+
+// watchParent closes orphaned when the parent process dies (a crashed or
+// killed pslab must not leave a broker behind).
+func watchParent(orphaned chan<- struct{}) {
+	ppid := os.Getppid()
+	for {
+		time.Sleep(250 * time.Millisecond)
+		if os.Getppid() != ppid {
+			close(orphaned)
+			return
+		}
+	}
+}
+
+// RandomSecret returns a fresh random credential (128 bits, hex).
+func RandomSecret() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// CacheDir is pslab's cache: $PSLAB_CACHE, else $XDG_CACHE_HOME/pslab, else
+// ~/.cache/pslab.
+func CacheDir() string {
+	if d := os.Getenv("PSLAB_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "pslab")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "pslab-cache")
+	}
+	return filepath.Join(home, ".cache", "pslab")
+}

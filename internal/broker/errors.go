@@ -1,0 +1,5 @@
+package broker
+
+import "errors"
+
+var errExited = errors.New("broker process exited before it was ready")

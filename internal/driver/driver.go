@@ -1,0 +1,138 @@
+// Package driver defines the one small interface pslab needs from a broker
+// protocol, and holds one file per protocol: nats.go (core and JetStream)
+// and stomp.go (ActiveMQ Artemis over STOMP).
+package driver
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"pslab/internal/scenario"
+)
+
+// Driver is everything a run needs from a broker protocol. One per protocol.
+type Driver interface {
+	// Name is the broker name used in results, e.g. "nats" or "artemis".
+	Name() string
+	// Supports returns nil when the driver can express f, or an error that says
+	// why not (wrapped in ErrUnsupported). Never fake a combination.
+	Supports(f scenario.Factors) error
+	// Mechanism says in words what the factors meant on this broker, e.g.
+	// "JetStream durable consumer, file storage, AckExplicit per message".
+	// It is written into every result record.
+	Mechanism(f scenario.Factors) string
+	// Prepare creates what the case needs on the broker (streams, queues)
+	// before any client connects. Called once per case, after Purge.
+	Prepare(ctx context.Context, c CaseSpec) error
+	// Publisher opens one connection for one publisher.
+	Publisher(ctx context.Context, s PubSpec) (Publisher, error)
+	// Subscriber opens one connection for one subscriber and starts delivering
+	// to h asynchronously.
+	Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber, error)
+	// Purge removes everything a case left on the broker (streams, durable
+	// subscriptions, queued messages) whose name starts with the run prefix.
+	Purge(ctx context.Context, prefix string) error
+	// Close releases the driver's own admin connection, if any.
+	Close() error
+}
+
+// ErrUnsupported wraps every "this broker cannot express that" error.
+var ErrUnsupported = errors.New("unsupported by this broker")
+
+// Dialer makes the TCP connections of clients; the link emulation supplies
+// one that dials from inside the clients' network namespace.
+type Dialer interface {
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Endpoint is where and how to reach a broker.
+type Endpoint struct {
+	URL      string // e.g. nats://10.77.1.2:4222 or stomp://127.0.0.1:61613
+	User     string
+	Password string
+	Dialer   Dialer // nil: net.Dialer on the host network
+}
+
+// CaseSpec is one case as the driver sees it.
+type CaseSpec struct {
+	Prefix  string // unique per case run, e.g. "pslab-r1a2b-c03"; all names start with it
+	Factors scenario.Factors
+}
+
+// PubSpec describes one publisher.
+type PubSpec struct {
+	Case  CaseSpec
+	ID    int // 0-based publisher index
+	Topic int // 0-based topic index
+	// Window is the maximum number of sends not yet confirmed by the broker
+	// (flow control). The driver decides what "confirmed" means (PubAck,
+	// STOMP receipt, PING/PONG) and states it in Mechanism.
+	Window int
+}
+
+// SubSpec describes one subscriber.
+type SubSpec struct {
+	Case  CaseSpec
+	ID    int // 0-based subscriber index
+	Topic int
+	// DurableName and ClientID name a durable subscription; set whenever the
+	// case is durable (the scenario guarantees a name source).
+	DurableName string
+	ClientID    string
+	// SelectFrom..SelectTo (inclusive..exclusive) is the selector range when
+	// Factors.Selector is set, as values of the `sel` property 0..99.
+	SelectFrom, SelectTo int
+	// AckEvery and AckInterval bound lazy acknowledgement for DUPS_OK and
+	// CLIENT: ack cumulatively after this many messages or this much time.
+	AckEvery      int
+	AckIntervalMs int
+}
+
+// Message is one outgoing message: an encoded body (pslab stamp included)
+// and the selector property value (-1 when the case has no selector). A
+// driver may keep Body after Publish returns; callers never reuse it.
+type Message struct {
+	Body []byte
+	Sel  int
+}
+
+// WindowBytes is the default flow-control budget of one publisher: about
+// 64 KiB of unconfirmed message bodies, half a second of a 1 Mbit/s link,
+// and enough not to throttle a loopback run.
+const WindowBytes = 64 << 10
+
+// DefaultWindow is the default number of unconfirmed sends for bodies of
+// size bytes: WindowBytes worth, at least 4 and at most 1024 messages.
+func DefaultWindow(size int) int {
+	return min(max(WindowBytes/max(size, 1), 4), 1024)
+}
+
+// Publisher sends on one connection. Not safe for concurrent use.
+type Publisher interface {
+	// Publish sends one message, blocking while Window sends are unconfirmed.
+	Publish(ctx context.Context, m Message) error
+	// Flush waits until every send so far is confirmed by the broker.
+	Flush(ctx context.Context) error
+	Close() error
+}
+
+// Delivery is one received message.
+type Delivery struct {
+	Body        []byte
+	Redelivered bool
+}
+
+// Handler receives deliveries. It may be called from several goroutines of
+// one subscriber at once (e.g. one per subscribed subject), so it must be
+// safe for concurrent use. Acknowledgement is done by the driver per the
+// case's ack mode after Handler returns.
+type Handler func(d Delivery)
+
+// Subscriber receives on one connection.
+type Subscriber interface {
+	// Close disconnects; a durable subscription stays on the broker.
+	Close() error
+	// Unsubscribe removes the subscription (durable ones too) and disconnects.
+	Unsubscribe() error
+}

@@ -1,0 +1,181 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"pslab/internal/scenario"
+)
+
+// NATS drives NATS core and JetStream (nats.go). Mapping (DESIGN.md):
+// non-durable + non-persistent + auto ack is a core subscription; everything
+// else goes through a JetStream stream per case (file storage when
+// persistent, memory when not) with a durable consumer per durable
+// subscriber or an ephemeral consumer otherwise.
+type NATS struct {
+	ep    Endpoint
+	admin *nats.Conn
+	js    jetstream.JetStream
+}
+
+// NewNATS connects the driver's admin connection to ep.
+func NewNATS(ctx context.Context, ep Endpoint) (*NATS, error) {
+	nc, err := natsConnect(ctx, ep, "pslab-admin")
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &NATS{ep: ep, admin: nc, js: js}, nil
+}
+
+// Name implements Driver.
+func (d *NATS) Name() string { return "nats" }
+
+// Supports implements Driver: every factor combination has a NATS mapping.
+func (d *NATS) Supports(f scenario.Factors) error { return nil }
+
+// usesCore tells whether a case runs on core NATS (no JetStream).
+func usesCore(f scenario.Factors) bool {
+	return f.Subscription == scenario.NonDurable && f.Delivery == scenario.NonPersistent && f.Ack == scenario.AckAuto
+}
+
+// Mechanism implements Driver.
+func (d *NATS) Mechanism(f scenario.Factors) string {
+	var parts []string
+	if usesCore(f) {
+		parts = append(parts, "core NATS subscription (at-most-once, no broker acks; AUTO ack has nothing to acknowledge)",
+			"core publish, flow control by PING/PONG flush")
+	} else {
+		storage := "memory"
+		if f.Delivery == scenario.Persistent {
+			storage = "file"
+		}
+		parts = append(parts, fmt.Sprintf("JetStream stream per case, %s storage", storage))
+		if f.Subscription == scenario.Durable {
+			parts = append(parts, "durable pull consumer per subscriber")
+		} else {
+			parts = append(parts, "ephemeral pull consumer per subscriber")
+		}
+		if f.Delivery == scenario.Persistent {
+			parts = append(parts, "JetStream publish waiting for PubAck (window of outstanding acks)")
+		} else {
+			parts = append(parts, "core publish into the stream (no PubAck), flow control by PING/PONG flush")
+		}
+		switch f.Ack {
+		case scenario.AckAuto:
+			parts = append(parts, "AckExplicit, ack each message")
+		case scenario.AckDupsOK:
+			parts = append(parts, "AckAll, lazy: ack every ack_every messages or ack_interval")
+		case scenario.AckClient:
+			parts = append(parts, "AckAll at application points: every ack_every messages and at the end")
+		}
+	}
+	if f.Selector {
+		parts = append(parts, fmt.Sprintf("selector as subject per value: subscriber takes %d subjects", scenario.SelectorSpan))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func streamName(prefix string) string { return prefix }
+
+// subject of a topic, and of a selector value within it.
+func subject(prefix string, topic, sel int) string {
+	if sel < 0 {
+		return fmt.Sprintf("%s.t%d", prefix, topic)
+	}
+	return fmt.Sprintf("%s.t%d.s%d", prefix, topic, sel)
+}
+
+// Prepare implements Driver: creates the case's stream unless it is core.
+func (d *NATS) Prepare(ctx context.Context, c CaseSpec) error {
+	if usesCore(c.Factors) {
+		return nil
+	}
+	storage := jetstream.MemoryStorage
+	if c.Factors.Delivery == scenario.Persistent {
+		storage = jetstream.FileStorage
+	}
+	_, err := d.js.CreateStream(ctx, jetstream.StreamConfig{
+		Name:      streamName(c.Prefix),
+		Subjects:  []string{c.Prefix + ".>"},
+		Storage:   storage,
+		Retention: jetstream.InterestPolicy,
+		Discard:   jetstream.DiscardOld,
+		Replicas:  1,
+	})
+	if err != nil {
+		return fmt.Errorf("create stream %s: %w", c.Prefix, err)
+	}
+	return nil
+}
+
+// Purge implements Driver: deletes every stream whose name has the prefix
+// (their consumers, durable ones included, go with them).
+func (d *NATS) Purge(ctx context.Context, prefix string) error {
+	names := d.js.StreamNames(ctx)
+	var doomed []string
+	for n := range names.Name() {
+		if strings.HasPrefix(n, prefix) {
+			doomed = append(doomed, n)
+		}
+	}
+	if err := names.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return fmt.Errorf("list streams: %w", err)
+	}
+	for _, n := range doomed {
+		if err := d.js.DeleteStream(ctx, n); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("delete stream %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// Close implements Driver.
+func (d *NATS) Close() error {
+	d.admin.Close()
+	return nil
+}
+
+// natsDialer adapts a Dialer to nats.CustomDialer.
+type natsDialer struct {
+	ctx context.Context
+	d   Dialer
+}
+
+func (n natsDialer) Dial(network, addr string) (net.Conn, error) {
+	return n.d.DialContext(n.ctx, network, addr)
+}
+
+func natsConnect(ctx context.Context, ep Endpoint, name string) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.Timeout(10 * time.Second),
+		// Slow consumers are counted as losses by the load engine; silence
+		// the default logging of the async error.
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
+	}
+	if ep.User != "" {
+		opts = append(opts, nats.UserInfo(ep.User, ep.Password))
+	}
+	if ep.Dialer != nil {
+		opts = append(opts, nats.SetCustomDialer(natsDialer{context.Background(), ep.Dialer}))
+	}
+	nc, err := nats.Connect(ep.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", ep.URL, err)
+	}
+	return nc, nil
+}

@@ -1,0 +1,185 @@
+package driver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-stomp/stomp/v3/frame"
+)
+
+// stompAdmin invokes Artemis management operations over STOMP: a SEND to
+// the management address with _AMQ_ResourceName/_AMQ_OperationName headers
+// and a JSON array of parameters as body; the reply goes to reply-to.
+type stompAdmin struct {
+	conn    *stompConn
+	replyTo string
+	replies chan *frame.Frame
+	nextID  int
+	tag     string
+}
+
+// stompAdminReply is the multicast address management replies go to; each
+// admin connection has its own temporary subscription on it and matches
+// replies by correlation-id.
+const stompAdminReply = "pslab.admin.reply"
+
+func dialAdmin(ctx context.Context, ep Endpoint) (*stompAdmin, error) {
+	var tag [6]byte
+	rand.Read(tag[:])
+	a := &stompAdmin{replyTo: stompAdminReply, replies: make(chan *frame.Frame, 16), tag: hex.EncodeToString(tag[:])}
+	c, err := dialSTOMP(ctx, ep, "", func(f *frame.Frame) {
+		select {
+		case a.replies <- f:
+		default: // nobody waits for it: a stale reply or another admin's
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.conn = c
+	sub := frame.New(frame.SUBSCRIBE, frame.Id, "admin", frame.Destination, a.replyTo,
+		"subscription-type", "MULTICAST", frame.Ack, "auto")
+	if err := c.request(ctx, sub, "admin-subscribed"); err != nil {
+		c.abort()
+		return nil, fmt.Errorf("artemis management: subscribe to %s: %w", a.replyTo, err)
+	}
+	return a, nil
+}
+
+// invoke calls operation op on the broker resource with params and returns
+// the JSON result (the first element of the reply array).
+func (a *stompAdmin) invoke(ctx context.Context, op string, params ...any) (json.RawMessage, error) {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	if params == nil {
+		body = []byte("[]")
+	}
+	a.nextID++
+	corr := fmt.Sprintf("pslab-%s-%d", a.tag, a.nextID)
+	f := frame.New(frame.SEND,
+		frame.Destination, "activemq.management",
+		"destination-type", "ANYCAST",
+		"_AMQ_ResourceName", "broker",
+		"_AMQ_OperationName", op,
+		"reply-to", a.replyTo,
+		"correlation-id", corr)
+	f.Body = body
+	if err := a.conn.writeFrame(f); err != nil {
+		return nil, fmt.Errorf("artemis management %s: %w", op, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		select {
+		case r := <-a.replies:
+			if r.Header.Get("correlation-id") != corr {
+				continue
+			}
+			return parseManagementReply(op, r.Header.Get("_AMQ_OperationSucceeded"), r.Body)
+		case <-a.conn.done:
+			return nil, fmt.Errorf("artemis management %s: %w", op, a.conn.failure())
+		case <-ctx.Done():
+			return nil, fmt.Errorf("artemis management %s: no reply: %w", op, ctx.Err())
+		}
+	}
+}
+
+// parseManagementReply unpacks the JSON array Artemis replies with.
+func parseManagementReply(op, succeeded string, body []byte) (json.RawMessage, error) {
+	var arr []json.RawMessage
+	if err := json.Unmarshal(body, &arr); err != nil || len(arr) == 0 {
+		if succeeded != "true" {
+			return nil, fmt.Errorf("artemis management %s failed: %s", op, strings.TrimSpace(string(body)))
+		}
+		return nil, fmt.Errorf("artemis management %s: unexpected reply %q", op, body)
+	}
+	if succeeded != "true" {
+		var msg string
+		if json.Unmarshal(arr[0], &msg) != nil {
+			msg = string(arr[0])
+		}
+		return nil, fmt.Errorf("artemis management %s failed: %s", op, msg)
+	}
+	return arr[0], nil
+}
+
+func (a *stompAdmin) names(ctx context.Context, op, prefix string) ([]string, error) {
+	raw, err := a.invoke(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, fmt.Errorf("artemis management %s: %v", op, err)
+	}
+	return withPrefix(all, prefix), nil
+}
+
+// withPrefix returns the sorted names that start with prefix.
+func withPrefix(all []string, prefix string) []string {
+	var out []string
+	for _, n := range all {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// purge destroys the queues (durable subscriptions, consumers removed) and
+// then the addresses whose names start with prefix.
+func (a *stompAdmin) purge(ctx context.Context, prefix string) error {
+	queues, err := a.names(ctx, "getQueueNames", prefix)
+	if err != nil {
+		return err
+	}
+	for _, q := range queues {
+		if _, err := a.invoke(ctx, "destroyQueue", q, true); err != nil && !isNotExist(err) {
+			return err
+		}
+	}
+	addrs, err := a.names(ctx, "getAddressNames", prefix)
+	if err != nil {
+		return err
+	}
+	for _, ad := range addrs {
+		if ad == a.replyTo {
+			continue // our own reply address
+		}
+		if _, err := a.invoke(ctx, "deleteAddress", ad, true); err != nil && !isNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// isNotExist: the queue or address went away on its own meanwhile (a
+// temporary queue whose subscriber just disconnected).
+func isNotExist(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "AMQ229017") || strings.Contains(s, "AMQ229203") ||
+		strings.Contains(strings.ToLower(s), "does not exist")
+}
+
+// queueNames lists the queue names with prefix (used by tests).
+func (d *stompDriver) queueNames(ctx context.Context, prefix string) ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.admin == nil {
+		a, err := dialAdmin(ctx, d.ep)
+		if err != nil {
+			return nil, err
+		}
+		d.admin = a
+	}
+	return d.admin.names(ctx, "getQueueNames", prefix)
+}

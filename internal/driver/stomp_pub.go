@@ -1,0 +1,176 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-stomp/stomp/v3/frame"
+
+	"pslab/internal/scenario"
+)
+
+// stompReceiptEvery is k: a SEND carries a receipt header every k sends, so
+// up to Window/k receipts are in flight and the pipe never drains.
+func stompReceiptEvery(window int) int {
+	if window < 4 {
+		return 1
+	}
+	return window / 4
+}
+
+// stompPub is one publisher connection. Publish is called from one
+// goroutine; the reader goroutine advances confirmed.
+type stompPub struct {
+	c       *stompConn
+	prefix  []byte // "SEND\n" + fixed headers
+	window  uint64
+	every   uint64
+	sent    uint64
+	flushes int
+
+	confirmed atomic.Uint64 // highest sequence confirmed by a RECEIPT
+	wake      chan struct{} // poked on every receipt
+	num       []byte        // scratch for headers
+}
+
+// Publisher implements Driver.
+func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
+	if err := d.Supports(s.Case.Factors); err != nil {
+		return nil, err
+	}
+	if err := checkName(s.Case.Prefix); err != nil {
+		return nil, err
+	}
+	if s.Window < 1 {
+		return nil, fmt.Errorf("publisher %d: window %d: need at least 1 unconfirmed send", s.ID, s.Window)
+	}
+	c, err := dialSTOMP(ctx, d.ep, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	p := &stompPub{
+		c:      c,
+		prefix: sendPrefix(stompTopic(s.Case, s.Topic), s.Case.Factors.Delivery == scenario.Persistent),
+		window: uint64(s.Window),
+		every:  uint64(stompReceiptEvery(s.Window)),
+		wake:   make(chan struct{}, 1),
+	}
+	return p, nil
+}
+
+// sendPrefix is the fixed part of every SEND frame of a publisher.
+func sendPrefix(dest string, persistent bool) []byte {
+	return []byte("SEND\ndestination:" + dest + "\ndestination-type:MULTICAST\npersistent:" +
+		strconv.FormatBool(persistent) + "\n")
+}
+
+// appendSendHeaders appends the per-message headers and the blank line:
+// sel (when the case has a selector), content-length, and receipt:<seq>
+// when seq > 0.
+func appendSendHeaders(b []byte, sel, size int, seq uint64) []byte {
+	if sel >= 0 {
+		b = append(b, "sel:"...)
+		b = strconv.AppendInt(b, int64(sel), 10)
+		b = append(b, '\n')
+	}
+	b = append(b, "content-length:"...)
+	b = strconv.AppendInt(b, int64(size), 10)
+	b = append(b, '\n')
+	if seq > 0 {
+		b = append(b, "receipt:p"...)
+		b = strconv.AppendUint(b, seq, 10)
+		b = append(b, '\n')
+	}
+	return append(b, '\n')
+}
+
+var nul = []byte{0}
+
+// Publish implements Publisher.
+func (p *stompPub) Publish(ctx context.Context, m Message) error {
+	seq := p.sent + 1
+	if seq > p.window {
+		if err := p.waitConfirmed(ctx, seq-p.window); err != nil {
+			return err
+		}
+	}
+	var rseq uint64
+	if seq%p.every == 0 {
+		rseq = seq
+		if err := p.c.expect("p"+strconv.FormatUint(seq, 10), p.onReceipt(seq)); err != nil {
+			return err
+		}
+	}
+	p.num = appendSendHeaders(p.num[:0], m.Sel, len(m.Body), rseq)
+	if err := p.c.writeRaw(p.prefix, p.num, m.Body, nul); err != nil {
+		return err
+	}
+	p.sent = seq
+	return nil
+}
+
+func (p *stompPub) onReceipt(seq uint64) func(error) {
+	return func(err error) {
+		if err == nil {
+			for {
+				cur := p.confirmed.Load()
+				if cur >= seq || p.confirmed.CompareAndSwap(cur, seq) {
+					break
+				}
+			}
+		}
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitConfirmed blocks until every send up to seq is confirmed. Receipts
+// are sent by Artemis in order, after the frames before them are processed
+// (for persistent messages: stored).
+func (p *stompPub) waitConfirmed(ctx context.Context, seq uint64) error {
+	for p.confirmed.Load() < seq {
+		if err := p.c.failure(); err != nil {
+			return err
+		}
+		select {
+		case <-p.wake:
+		case <-p.c.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Flush implements Publisher. If the last send carried no receipt, an empty
+// transaction's ABORT carries one: Artemis answers it only after every
+// earlier frame of the connection is done.
+func (p *stompPub) Flush(ctx context.Context) error {
+	if p.sent > 0 && p.sent%p.every != 0 && p.confirmed.Load() < p.sent {
+		p.flushes++
+		tx := "pslab-flush-" + strconv.Itoa(p.flushes)
+		if err := p.c.writeFrame(frame.New(frame.BEGIN, frame.Transaction, tx)); err != nil {
+			return err
+		}
+		seq := p.sent
+		if err := p.c.expect("f"+strconv.Itoa(p.flushes), p.onReceipt(seq)); err != nil {
+			return err
+		}
+		f := frame.New(frame.ABORT, frame.Transaction, tx, frame.Receipt, "f"+strconv.Itoa(p.flushes))
+		if err := p.c.writeFrame(f); err != nil {
+			return err
+		}
+	}
+	return p.waitConfirmed(ctx, p.sent)
+}
+
+// Close implements Publisher: DISCONNECT (its receipt confirms everything
+// sent before) and close the socket.
+func (p *stompPub) Close() error {
+	return p.c.close(10 * time.Second)
+}

@@ -1,0 +1,285 @@
+// Package lab runs suites: for each network profile it sets up the link,
+// for each broker it starts the broker and opens its driver, and for each
+// case and repetition it purges the broker, runs the load, samples
+// resources and appends a result record to the run bundle.
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pslab/internal/broker"
+	"pslab/internal/driver"
+	"pslab/internal/load"
+	"pslab/internal/metrics"
+	"pslab/internal/results"
+	"pslab/internal/scenario"
+)
+
+// Options select what to run and where results go.
+type Options struct {
+	Brokers  []string // empty: the suite's
+	Networks []string // empty: the suite's
+	Cases    func(id string) bool
+	Reps     int // 0: the suite's
+	Quick    bool
+	Out      string // bundle directory
+	Seed     int64
+	Log      io.Writer // progress lines
+	// Verbose progress: a line per second while a case runs.
+	Verbose bool
+}
+
+// Plan is the expanded work of a run, for progress and validation.
+type Plan struct {
+	Suite    *scenario.Suite
+	Brokers  []string
+	Networks []string
+	Cases    []scenario.Case
+	Reps     int
+}
+
+// Units is the number of case runs (case x broker x network x rep).
+func (p Plan) Units() int { return len(p.Cases) * len(p.Brokers) * len(p.Networks) * p.Reps }
+
+// MakePlan resolves options against a suite and checks everything that can
+// be checked before running: broker names, network names, case filter, and
+// that each broker driver can express each case. Errors are bad input.
+func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
+	p := Plan{Suite: s, Brokers: s.Brokers, Networks: s.Networks, Reps: s.Reps}
+	if len(o.Brokers) > 0 {
+		p.Brokers = o.Brokers
+	}
+	if len(o.Networks) > 0 {
+		p.Networks = o.Networks
+	}
+	if o.Reps > 0 {
+		p.Reps = o.Reps
+	}
+	for _, b := range p.Brokers {
+		if _, ok := brokerKinds[b]; !ok {
+			return p, fmt.Errorf("unknown broker %q (known: %s)", b, strings.Join(BrokerNames(), ", "))
+		}
+	}
+	for _, n := range p.Networks {
+		if err := checkNetwork(n); err != nil {
+			return p, err
+		}
+	}
+	for _, c := range s.Cases {
+		if o.Cases == nil || o.Cases(c.ID) {
+			p.Cases = append(p.Cases, c)
+		}
+	}
+	if len(p.Cases) == 0 {
+		return p, fmt.Errorf("no case of %s matches the --cases filter", s.File)
+	}
+	var problems []string
+	for _, b := range p.Brokers {
+		k := brokerKinds[b]
+		for _, c := range p.Cases {
+			if err := k.supports(c.Factors); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: case %s on %s: %v", c.Where(), c.ID, b, err))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	return p, nil
+}
+
+// Summary is what a run did, for the table printed at the end.
+type Summary struct {
+	Bundle  string
+	Records []results.Record
+	Failed  int
+	Wall    time.Duration
+}
+
+// Run executes a plan. It returns an error only when the run could not go
+// on (a broker or network that could not be set up); failed cases are
+// recorded with their error and counted in Summary.Failed.
+func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+		o.Log = log
+	}
+	bundle, err := results.Create(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	runID := newRunID()
+	sum := &Summary{Bundle: o.Out}
+	start := time.Now()
+	defer func() { sum.Wall = time.Since(start) }()
+	unit := 0
+	for _, netName := range p.Networks {
+		nw, err := openNetwork(ctx, netName, log)
+		if err != nil {
+			return sum, fmt.Errorf("network %s: %w", netName, err)
+		}
+		for _, bName := range p.Brokers {
+			err := runBroker(ctx, p, o, bundle, nw, bName, runID, &unit, sum)
+			if err != nil {
+				nw.close()
+				return sum, fmt.Errorf("broker %s on %s: %w", bName, netName, err)
+			}
+		}
+		nw.close()
+	}
+	return sum, nil
+}
+
+func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, nw *network,
+	bName, runID string, unit *int, sum *Summary) error {
+	k := brokerKinds[bName]
+	b, err := k.newBroker(ctx, o.Log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "starting %s (%s) on %s\n", bName, b.Version(), nw.describe())
+	ep, err := b.Start(ctx, nw.host)
+	if err != nil {
+		return err
+	}
+	defer b.Stop(context.Background())
+	drv, err := k.newDriver(ctx, ep)
+	if err != nil {
+		return err
+	}
+	defer drv.Close()
+	for _, c := range p.Cases {
+		for rep := 1; rep <= p.Reps; rep++ {
+			*unit++
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rec := runCase(ctx, o, drv, b, nw, c, rep, runID, p)
+			if rec.Result != nil && rec.Result.Histogram != nil {
+				if enc, err := rec.Result.Histogram.Encode(); err == nil {
+					rec.HistFile, _ = bundle.WriteHistogram(histName(rec), enc)
+				}
+			}
+			if err := bundle.Append(rec); err != nil {
+				return fmt.Errorf("write record: %w", err)
+			}
+			sum.Records = append(sum.Records, *rec)
+			if rec.Error != "" {
+				sum.Failed++
+			}
+			fmt.Fprintf(o.Log, "[%d/%d] %s\n", *unit, p.Units(), progressLine(rec))
+		}
+	}
+	return nil
+}
+
+func histName(r *results.Record) string {
+	return fmt.Sprintf("%s-%s-%s-r%d", sanitize(r.CaseID), r.Broker, r.Network.Profile, r.Rep)
+}
+
+// runCase runs one repetition of one case and builds its record.
+func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker, nw *network,
+	c scenario.Case, rep int, runID string, p Plan) *results.Record {
+	rec := &results.Record{
+		Schema: results.SchemaVersion, RunID: runID, Suite: p.Suite.Name, File: p.Suite.File,
+		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: o.Quick,
+		Broker: drv.Name(), BrokerVersion: b.Version(), BrokerSettings: b.Settings(),
+		Mechanism: drv.Mechanism(c.Factors), Factors: c.Factors, Settings: results.SettingsOf(c),
+		Paper: c.Paper, Note: c.Note, Versions: versions(b), Started: time.Now(),
+		Seed: o.Seed + int64(rep), Network: nw.record(),
+	}
+	prefix := fmt.Sprintf("pslab-%s-c%s-r%d", runID, sanitize(c.ID), rep)
+	if err := drv.Purge(ctx, "pslab-"); err != nil {
+		rec.Error = "purge: " + err.Error()
+		return rec
+	}
+	before := nw.snapshot()
+	sampler := metrics.NewProcSampler(time.Second)
+	sampler.Watch("client", os.Getpid())
+	if pid := b.PID(); pid > 0 {
+		sampler.Watch("broker", pid)
+	}
+	sctx, stopSampling := context.WithCancel(ctx)
+	sampler.Start(sctx)
+	cfg := load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: rec.Seed}
+	if o.Verbose {
+		cfg.Progress = func(pr load.Progress) {
+			fmt.Fprintf(o.Log, "    %-6s %5.1fs sent %d received %d\n", pr.Phase, pr.Elapsed.Seconds(), pr.Sent, pr.Received)
+		}
+	}
+	res, err := load.Run(ctx, cfg)
+	stopSampling()
+	samples := sampler.Stop()
+	rec.WallS = time.Since(rec.Started).Seconds()
+	rec.Network.Link = nw.linkOver(before)
+	if perr := drv.Purge(context.Background(), prefix); perr != nil && err == nil {
+		err = fmt.Errorf("purge after case: %w", perr)
+	}
+	if err != nil {
+		rec.Error = err.Error()
+		return rec
+	}
+	rec.Result = res
+	rec.Resources = resourcesOf(samples)
+	rec.Flags = flagsFor(rec)
+	return rec
+}
+
+func resourcesOf(s map[string][]metrics.ProcSample) *results.Resources {
+	return &results.Resources{
+		ClientCPUPct: metrics.MeanCPU(s["client"]), ClientPeakRSS: metrics.PeakRSS(s["client"]),
+		BrokerCPUPct: metrics.MeanCPU(s["broker"]), BrokerPeakRSS: metrics.PeakRSS(s["broker"]),
+		Cores: metrics.Cores(), ClientSamples: s["client"], BrokerSamples: s["broker"],
+	}
+}
+
+func sanitize(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+func newRunID() string {
+	return time.Now().UTC().Format("0102t150405") + broker.RandomSecret()[:4]
+}
+
+// Version is pslab's version: the VCS revision it was built from, if known.
+func Version() string {
+	v := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v = s.Value[:12]
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" {
+				v += "+dirty"
+			}
+		}
+	}
+	return v
+}
+
+func versions(b broker.Broker) results.Versions {
+	return results.Versions{Pslab: Version(), Go: runtime.Version(), Kernel: kernel(), Broker: b.Version()}
+}
+
+func kernel() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

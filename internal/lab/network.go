@@ -1,0 +1,143 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"time"
+
+	"pslab/internal/broker"
+	"pslab/internal/driver"
+	"pslab/internal/results"
+	"pslab/netem"
+)
+
+// network is one profile as a run uses it: the emulated path through the
+// lab's namespaces when this machine can do it, else loopback (wireline
+// only, and said so).
+type network struct {
+	profile netem.Profile
+	lab     *netem.Lab // nil: loopback
+	backend netem.Backend
+	host    broker.Host
+	verify  any
+}
+
+// checkNetwork validates a network name (a built-in profile or a YAML file)
+// and that this machine can emulate it.
+func checkNetwork(name string) error {
+	p, err := netem.LoadProfile(name)
+	if err != nil {
+		return err
+	}
+	if !p.Shaped() {
+		return nil
+	}
+	if err := netem.Supported(); err != nil {
+		return fmt.Errorf("network %s needs link emulation, which is not available here: %v (run as root, or use --network wireline)", name, err)
+	}
+	return nil
+}
+
+// verifyDuration is how long a shaped profile is probed before its cases.
+const verifyDuration = 5 * time.Second
+
+func openNetwork(ctx context.Context, name string, log io.Writer) (*network, error) {
+	p, err := netem.LoadProfile(name)
+	if err != nil {
+		return nil, err
+	}
+	nw := &network{profile: p}
+	if err := netem.Supported(); err != nil {
+		if p.Shaped() {
+			return nil, fmt.Errorf("link emulation unavailable: %w", err)
+		}
+		fmt.Fprintf(log, "note: link emulation unavailable (%v); running %s on loopback, without the router path\n", err, name)
+		nw.host = broker.LoopbackHost{}
+		return nw, nil
+	}
+	removed, err := netem.Cleanup("pslab")
+	if err != nil {
+		return nil, fmt.Errorf("clean up leftovers: %w", err)
+	}
+	for _, r := range removed {
+		fmt.Fprintf(log, "cleanup: removed %s left by an earlier run\n", r)
+	}
+	lab := netem.New(netem.Options{Prefix: "pslab"})
+	if err := lab.Up(ctx); err != nil {
+		_ = lab.Down()
+		return nil, err
+	}
+	backend, err := lab.Apply(p)
+	if err != nil {
+		_ = lab.Down()
+		return nil, err
+	}
+	nw.lab, nw.backend, nw.host = lab, backend, labHost{lab}
+	if p.Shaped() {
+		fmt.Fprintf(log, "verifying %s for %s ...\n", name, verifyDuration)
+		v, err := lab.Verify(ctx, p, verifyDuration)
+		if err != nil {
+			_ = lab.Down()
+			return nil, fmt.Errorf("verify %s: %w", name, err)
+		}
+		fmt.Fprintf(log, "%s\n", v)
+		nw.verify = v
+	}
+	return nw, nil
+}
+
+func (nw *network) close() {
+	if nw.lab != nil {
+		_ = nw.lab.Down()
+	}
+}
+
+func (nw *network) describe() string {
+	if nw.lab == nil {
+		return nw.profile.Name + " (loopback)"
+	}
+	return fmt.Sprintf("%s (namespaces, backend %s)", nw.profile.Name, nw.backend)
+}
+
+func (nw *network) record() results.Network {
+	r := results.Network{Profile: nw.profile.Name, Spec: nw.profile, Verify: nw.verify}
+	if nw.lab == nil {
+		r.Path = "loopback"
+		return r
+	}
+	r.Path, r.Backend = "namespaces", string(nw.backend)
+	return r
+}
+
+// snapshot takes the link counters at the start of a case.
+func (nw *network) snapshot() *netem.Counters {
+	if nw.lab == nil {
+		return nil
+	}
+	c, err := nw.lab.Counters()
+	if err != nil {
+		return nil
+	}
+	return &c
+}
+
+// linkOver is what the link did over a case: counter deltas since before.
+func (nw *network) linkOver(before *netem.Counters) any {
+	if nw.lab == nil || before == nil {
+		return nil
+	}
+	after, err := nw.lab.Counters()
+	if err != nil {
+		return map[string]string{"error": err.Error()}
+	}
+	return after.Sub(*before)
+}
+
+// labHost runs brokers in the lab's broker namespace.
+type labHost struct{ lab *netem.Lab }
+
+func (h labHost) ListenIP() string          { return h.lab.BrokerIP() }
+func (h labHost) Start(cmd *exec.Cmd) error { return h.lab.StartInBroker(cmd) }
+func (h labHost) Dialer() driver.Dialer     { return h.lab }

@@ -1,0 +1,177 @@
+package load
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"pslab/internal/body"
+	"pslab/internal/driver"
+	"pslab/internal/metrics"
+	"pslab/internal/scenario"
+)
+
+// pubState is one publisher. Fields other than the atomics are owned by its
+// goroutine until it has stopped.
+type pubState struct {
+	id, topic    int
+	enc          body.Encoder
+	rng          *rand.Rand
+	conn         driver.Publisher
+	sent         atomic.Int64
+	sentInWindow int64
+	bySel        [scenario.SelectorValues]int64 // messages sent per selector value (index 0 without selector)
+}
+
+// publishLoop sends until stop is set: saturating (no think time) or, with
+// a rate, open loop with latency measured from the intended send time
+// (coordinated-omission correction).
+func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t0 int64) {
+	c := r.cfg.Case
+	var interval int64
+	if c.Rate > 0 {
+		interval = int64(float64(time.Second) / c.Rate)
+	}
+	next := t0
+	var seq uint64
+	for !stop.Load() {
+		var sentAt int64
+		if interval > 0 {
+			next += interval
+			if wait := next - now(); wait > 0 {
+				time.Sleep(time.Duration(wait))
+			}
+			if stop.Load() {
+				break
+			}
+			sentAt = next
+		} else {
+			sentAt = now()
+		}
+		seq++
+		sel := -1
+		if c.Selector {
+			sel = p.rng.IntN(scenario.SelectorValues)
+		}
+		// A fresh buffer per message: drivers may keep the body after
+		// Publish returns (async PubAcks, STOMP writer goroutines).
+		b := p.enc.Encode(nil, body.Stamp{Publisher: uint32(p.id), Seq: seq, SentNanos: sentAt, Sel: int16(sel)})
+		if err := p.conn.Publish(ctx, driver.Message{Body: b, Sel: sel}); err != nil {
+			if ctx.Err() == nil {
+				r.noteErr(err)
+				r.publishErrors.Add(1)
+			}
+			return
+		}
+		p.sent.Add(1)
+		p.bySel[max(sel, 0)]++
+		if sentAt >= r.windowStart && sentAt < r.windowEnd {
+			p.sentInWindow++
+		}
+		r.pubSeries.Add(epoch.Add(time.Duration(sentAt)), 1)
+	}
+	if err := p.conn.Flush(ctx); err != nil && ctx.Err() == nil {
+		r.noteErr(err)
+	}
+}
+
+// subState is one subscriber's accounting, guarded by mu (a driver may
+// deliver from several goroutines).
+type subState struct {
+	id, topic      int
+	selFrom, selTo int
+	conn           driver.Subscriber
+
+	mu           sync.Mutex
+	trackers     []*seqTracker // per publisher
+	hist         *metrics.Histogram
+	inWindow     int64
+	late         int64
+	redelivered  int64
+	decodeErrors int64
+	unexpected   int64
+	distinct     atomic.Int64
+}
+
+// deliver accounts for one delivery to s.
+func (r *run) deliver(s *subState, d driver.Delivery) {
+	t := now()
+	st, _, err := body.Decode(d.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.decodeErrors++
+		return
+	}
+	pub := int(st.Publisher)
+	sel := int(st.Sel)
+	if pub >= len(s.trackers) || r.pubs[pub].topic != s.topic ||
+		(r.cfg.Case.Selector && (sel < s.selFrom || sel >= s.selTo)) {
+		s.unexpected++
+		return
+	}
+	if d.Redelivered {
+		s.redelivered++
+	}
+	tr := s.trackers[pub]
+	if tr == nil {
+		tr = &seqTracker{}
+		s.trackers[pub] = tr
+	}
+	if !tr.observe(st.Seq) {
+		return
+	}
+	s.distinct.Add(1)
+	switch {
+	case t >= r.windowEnd:
+		s.late++
+	case t >= r.windowStart:
+		s.inWindow++
+		s.hist.Record(time.Duration(t - st.SentNanos))
+	}
+	r.subSeries.Add(epoch.Add(time.Duration(t)), 1)
+}
+
+// result gathers counts and metrics; subscribers may still be delivering
+// stragglers, so each is read under its lock.
+func (r *run) result(start time.Time, complete bool) *Result {
+	c := r.cfg.Case
+	w := c.Window.Seconds()
+	res := &Result{Start: start, DrainComplete: complete, Histogram: metrics.NewHistogram()}
+	cnt := &res.Counts
+	for _, p := range r.pubs {
+		cnt.Sent += p.sent.Load()
+		cnt.SentInWindow += p.sentInWindow
+		res.PubTput += float64(p.sentInWindow) / w
+	}
+	cnt.PublishErrors = r.publishErrors.Load()
+	cnt.Expected = r.expected()
+	for _, s := range r.subs {
+		s.mu.Lock()
+		cnt.Received += s.distinct.Load()
+		cnt.ReceivedInWindow += s.inWindow
+		cnt.Late += s.late
+		cnt.Redelivered += s.redelivered
+		cnt.DecodeErrors += s.decodeErrors
+		cnt.Unexpected += s.unexpected
+		for _, tr := range s.trackers {
+			if tr != nil {
+				cnt.Duplicated += tr.duplicates
+				cnt.Reordered += tr.reordered
+			}
+		}
+		res.SubTput += float64(s.inWindow) / w
+		res.Histogram.Merge(s.hist)
+		s.mu.Unlock()
+	}
+	cnt.Lost = max(cnt.Expected-cnt.Received, 0)
+	res.Latency = res.Histogram.Summary()
+	res.PubSeries = r.pubSeries.Values()
+	res.SubSeries = r.subSeries.Values()
+	if e := r.firstErr.Load(); e != nil {
+		res.FirstError = *e
+	}
+	return res
+}

@@ -1,0 +1,333 @@
+// Package load runs one case: it connects subscribers and publishers (one
+// connection each) through a driver, drives the warm-up, measurement window
+// and drain phases, and accounts for every message by publisher id and
+// sequence number: sent, received, lost, duplicated, reordered, late, and
+// the latency of each delivery from the same-process monotonic clock.
+package load
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"pslab/internal/body"
+	"pslab/internal/driver"
+	"pslab/internal/metrics"
+	"pslab/internal/scenario"
+)
+
+// epoch anchors the monotonic clock stamped into messages. Senders and
+// receivers share this process, so no clock synchronisation is needed.
+var epoch = time.Now()
+
+func now() int64 { return int64(time.Since(epoch)) }
+
+// Config is one case run.
+type Config struct {
+	Case   scenario.Case
+	Prefix string // unique names on the broker for this case run
+	Driver driver.Driver
+	Seed   int64
+	// ConnectParallel bounds concurrent connection set-up (default 32).
+	ConnectParallel int
+	// Progress, when set, is called about once a second while running.
+	Progress func(p Progress)
+}
+
+// Progress is a running snapshot.
+type Progress struct {
+	Phase    string // "connect", "warmup", "window", "drain"
+	Elapsed  time.Duration
+	Sent     int64
+	Received int64
+}
+
+// Counts are exact delivery counts of one case (replication grade: one
+// expected delivery per matching subscriber per message).
+type Counts struct {
+	Sent             int64 `json:"sent"`               // messages published, all phases
+	SentInWindow     int64 `json:"sent_in_window"`     // stamped inside the window
+	Expected         int64 `json:"expected"`           // deliveries due for what was sent
+	Received         int64 `json:"received"`           // distinct deliveries by the end of drain
+	ReceivedInWindow int64 `json:"received_in_window"` // distinct deliveries received inside the window
+	Late             int64 `json:"late"`               // distinct deliveries received after the window closed
+	Lost             int64 `json:"lost"`               // Expected - Received
+	Duplicated       int64 `json:"duplicated"`
+	Reordered        int64 `json:"reordered"`
+	Redelivered      int64 `json:"redelivered"`   // flagged as redelivered by the broker
+	DecodeErrors     int64 `json:"decode_errors"` // bodies that failed full decoding
+	Unexpected       int64 `json:"unexpected"`    // deliveries that no subscriber should have had
+	PublishErrors    int64 `json:"publish_errors"`
+}
+
+// Result is what one case run measured.
+type Result struct {
+	Start   time.Time `json:"start"`
+	Connect float64   `json:"connect_s"` // connection set-up, excluded from measurement
+	// PubTput and SubTput are sums over clients of each one's mean msgs/s in
+	// the window (the paper's definition).
+	PubTput float64                `json:"pub_tput"`
+	SubTput float64                `json:"sub_tput"`
+	Latency metrics.LatencySummary `json:"latency"`
+	Counts  Counts                 `json:"counts"`
+	// Per-second series from the start of the warm-up: messages published
+	// and delivered (distinct) in each second.
+	PubSeries []int64 `json:"pub_series"`
+	SubSeries []int64 `json:"sub_series"`
+	// DrainComplete: every expected delivery arrived before the drain bound.
+	DrainComplete bool   `json:"drain_complete"`
+	FirstError    string `json:"first_error,omitempty"`
+
+	Histogram *metrics.Histogram `json:"-"`
+}
+
+// Run executes one case. Connection failures abort it with an error;
+// failures during the window are counted and reported in the result.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	c := cfg.Case
+	f := c.Factors
+	if err := cfg.Driver.Supports(f); err != nil {
+		return nil, err
+	}
+	if cfg.ConnectParallel <= 0 {
+		cfg.ConnectParallel = 32
+	}
+	cs := driver.CaseSpec{Prefix: cfg.Prefix, Factors: f}
+	if err := cfg.Driver.Prepare(ctx, cs); err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	r := &run{cfg: cfg, cs: cs}
+	connectStart := time.Now()
+	if err := r.connect(ctx); err != nil {
+		r.closeAll(true)
+		return nil, err
+	}
+	res := r.measure(ctx)
+	res.Connect = res.Start.Sub(connectStart).Seconds()
+	r.closeAll(true)
+	return res, nil
+}
+
+type run struct {
+	cfg  Config
+	cs   driver.CaseSpec
+	pubs []*pubState
+	subs []*subState
+
+	windowStart, windowEnd int64 // monotonic ns (epoch-relative)
+	pubSeries, subSeries   *metrics.Series
+	firstErr               atomic.Pointer[string]
+	publishErrors          atomic.Int64
+}
+
+func (r *run) noteErr(err error) {
+	s := err.Error()
+	r.firstErr.CompareAndSwap(nil, &s)
+}
+
+// connect opens every subscriber first, then every publisher, as the paper
+// does (connection set-up is excluded from measurement).
+func (r *run) connect(ctx context.Context) error {
+	c := r.cfg.Case
+	f := c.Factors
+	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), 1))
+	r.subs = make([]*subState, f.Subscribers)
+	for j := range r.subs {
+		s := &subState{id: j, topic: f.TopicOfSubscriber(j), trackers: make([]*seqTracker, f.Publishers),
+			hist: metrics.NewHistogram(), selFrom: 0, selTo: scenario.SelectorValues}
+		if f.Selector {
+			s.selFrom = rng.IntN(scenario.SelectorValues - scenario.SelectorSpan + 1)
+			s.selTo = s.selFrom + scenario.SelectorSpan
+		}
+		r.subs[j] = s
+	}
+	r.pubs = make([]*pubState, f.Publishers)
+	for i := range r.pubs {
+		enc, err := body.NewEncoder(f.Body, f.Size, r.cfg.Seed+int64(i))
+		if err != nil {
+			return err
+		}
+		r.pubs[i] = &pubState{id: i, topic: f.TopicOfPublisher(i), enc: enc,
+			rng: rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(1000+i)))}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.ConnectParallel)
+	for _, s := range r.subs {
+		g.Go(func() error {
+			spec := driver.SubSpec{Case: r.cs, ID: s.id, Topic: s.topic, SelectFrom: s.selFrom, SelectTo: s.selTo,
+				AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
+			if f.Subscription == scenario.Durable {
+				spec.DurableName = c.DurableNameFor(r.cfg.Prefix, s.id)
+				spec.ClientID = c.ClientIDFor(r.cfg.Prefix, s.id)
+			}
+			sub, err := r.cfg.Driver.Subscriber(gctx, spec, func(d driver.Delivery) { r.deliver(s, d) })
+			if err != nil {
+				return fmt.Errorf("subscriber %d: %w", s.id, err)
+			}
+			s.conn = sub
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.ConnectParallel)
+	for _, p := range r.pubs {
+		g.Go(func() error {
+			pub, err := r.cfg.Driver.Publisher(gctx, driver.PubSpec{Case: r.cs, ID: p.id, Topic: p.topic, Window: c.PublishWindow})
+			if err != nil {
+				return fmt.Errorf("publisher %d: %w", p.id, err)
+			}
+			p.conn = pub
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// measure runs warm-up, window and drain, then gathers the result.
+func (r *run) measure(ctx context.Context) *Result {
+	c := r.cfg.Case
+	start := time.Now()
+	t0 := now()
+	r.windowStart = t0 + int64(c.Warmup)
+	r.windowEnd = r.windowStart + int64(c.Window)
+	r.pubSeries, r.subSeries = metrics.NewSeries(start), metrics.NewSeries(start)
+
+	var stop atomic.Bool
+	pctx, cancelPubs := context.WithCancel(ctx)
+	defer cancelPubs()
+	var wg sync.WaitGroup
+	for _, p := range r.pubs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.publishLoop(pctx, p, &stop, t0)
+		}()
+	}
+	windowEnd := start.Add(c.Warmup + c.Window)
+	drainEnd := windowEnd.Add(c.Drain)
+	r.waitUntil(ctx, windowEnd, start, func() bool { return false })
+	stop.Store(true)
+	// Publishers flush what they sent; bounded by the drain.
+	flushed := make(chan struct{})
+	go func() { wg.Wait(); close(flushed) }()
+	select {
+	case <-flushed:
+	case <-time.After(time.Until(drainEnd)):
+		cancelPubs()
+		<-flushed
+	}
+	expected := r.expected()
+	complete := r.waitUntil(ctx, drainEnd, start, func() bool { return r.received() >= expected })
+	return r.result(start, complete)
+}
+
+// waitUntil sleeps until deadline or done() holds, reporting progress each
+// second; it reports whether done() held.
+func (r *run) waitUntil(ctx context.Context, deadline, start time.Time, done func() bool) bool {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	lastReport := time.Now()
+	for {
+		if done() {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+		if r.cfg.Progress != nil && time.Since(lastReport) >= time.Second {
+			lastReport = time.Now()
+			r.cfg.Progress(Progress{Phase: r.phase(), Elapsed: time.Since(start), Sent: r.sent(), Received: r.received()})
+		}
+	}
+}
+
+func (r *run) phase() string {
+	t := now()
+	switch {
+	case t < r.windowStart:
+		return "warmup"
+	case t < r.windowEnd:
+		return "window"
+	}
+	return "drain"
+}
+
+func (r *run) sent() int64 {
+	var n int64
+	for _, p := range r.pubs {
+		n += p.sent.Load()
+	}
+	return n
+}
+
+func (r *run) received() int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.distinct.Load()
+	}
+	return n
+}
+
+// expected deliveries: each subscriber is due every message of its topic
+// whose selector value it selects. Valid once publishers have stopped.
+func (r *run) expected() int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += r.expectedFor(s)
+	}
+	return n
+}
+
+func (r *run) expectedFor(s *subState) int64 {
+	var n int64
+	for _, p := range r.pubs {
+		if p.topic != s.topic {
+			continue
+		}
+		for v := s.selFrom; v < s.selTo; v++ {
+			n += p.bySel[v]
+		}
+	}
+	return n
+}
+
+func (r *run) closeAll(unsubscribe bool) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, r.cfg.ConnectParallel)
+	for _, p := range r.pubs {
+		if p.conn != nil {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() { defer wg.Done(); p.conn.Close(); <-sem }()
+		}
+	}
+	for _, s := range r.subs {
+		if s != nil && s.conn != nil {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				if unsubscribe {
+					_ = s.conn.Unsubscribe()
+				} else {
+					_ = s.conn.Close()
+				}
+				<-sem
+			}()
+		}
+	}
+	wg.Wait()
+}

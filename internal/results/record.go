@@ -1,0 +1,101 @@
+// Package results defines the result record (one JSON line per case x
+// broker x network x repetition) and writes run bundles atomically: a
+// killed run never leaves a half-written record.
+package results
+
+import (
+	"time"
+
+	"pslab/internal/load"
+	"pslab/internal/metrics"
+	"pslab/internal/scenario"
+)
+
+// SchemaVersion of Record; bump on incompatible changes.
+const SchemaVersion = 1
+
+// Record is one case x broker x network x repetition.
+type Record struct {
+	Schema int    `json:"schema"`
+	RunID  string `json:"run_id"`
+	Suite  string `json:"suite"`
+	File   string `json:"file"`
+	CaseID string `json:"case"`
+	Name   string `json:"name,omitempty"`
+	Rep    int    `json:"rep"` // 1-based
+	Quick  bool   `json:"quick"`
+
+	Broker         string            `json:"broker"`
+	BrokerVersion  string            `json:"broker_version"`
+	BrokerSettings map[string]string `json:"broker_settings,omitempty"`
+	Mechanism      string            `json:"mechanism"`
+
+	Network Network `json:"network"`
+
+	Factors  scenario.Factors `json:"factors"`
+	Settings Settings         `json:"settings"`
+
+	// Measured (absent when Error is set before measuring).
+	Result    *load.Result       `json:"result,omitempty"`
+	Resources *Resources         `json:"resources,omitempty"`
+	Flags     []string           `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
+	Paper     map[string]float64 `json:"paper,omitempty"`
+	Note      string             `json:"note,omitempty"`
+
+	Versions Versions  `json:"versions"`
+	Started  time.Time `json:"started"`
+	WallS    float64   `json:"wall_s"`
+	Seed     int64     `json:"seed"`
+	Error    string    `json:"error,omitempty"`
+	HistFile string    `json:"histogram_file,omitempty"` // relative to the bundle
+}
+
+// Settings are the run settings of the case.
+type Settings struct {
+	WarmupS       float64 `json:"warmup_s"`
+	WindowS       float64 `json:"window_s"`
+	DrainS        float64 `json:"drain_s"`
+	Rate          float64 `json:"rate"`
+	PublishWindow int     `json:"publish_window"`
+	AckEvery      int     `json:"ack_every"`
+	AckIntervalMs int64   `json:"ack_interval_ms"`
+}
+
+// SettingsOf extracts the run settings of c.
+func SettingsOf(c scenario.Case) Settings {
+	return Settings{
+		WarmupS: c.Warmup.Seconds(), WindowS: c.Window.Seconds(), DrainS: c.Drain.Seconds(),
+		Rate: c.Rate, PublishWindow: c.PublishWindow, AckEvery: c.AckEvery,
+		AckIntervalMs: c.AckInterval.Milliseconds(),
+	}
+}
+
+// Network is the link a case ran over.
+type Network struct {
+	Profile string `json:"profile"`          // e.g. "wireline", "wifi-paper"
+	Path    string `json:"path"`             // "namespaces" (through the emulating router) or "loopback"
+	Backend string `json:"backend"`          // "none", "netem", "tbf+nftables", or "" on loopback
+	Spec    any    `json:"spec,omitempty"`   // the profile as configured
+	Link    any    `json:"link,omitempty"`   // measured over the case: counters, rate, loss
+	Verify  any    `json:"verify,omitempty"` // verification of the profile before the run
+}
+
+// Resources are CPU and memory samples of the client (this process) and
+// the broker over the case.
+type Resources struct {
+	ClientCPUPct  float64              `json:"client_cpu_pct"` // mean, 100 = one core
+	ClientPeakRSS int64                `json:"client_peak_rss"`
+	BrokerCPUPct  float64              `json:"broker_cpu_pct"`
+	BrokerPeakRSS int64                `json:"broker_peak_rss"`
+	Cores         int                  `json:"cores"`
+	ClientSamples []metrics.ProcSample `json:"client_samples,omitempty"`
+	BrokerSamples []metrics.ProcSample `json:"broker_samples,omitempty"`
+}
+
+// Versions of everything that produced the record.
+type Versions struct {
+	Pslab  string `json:"pslab"`
+	Go     string `json:"go"`
+	Kernel string `json:"kernel"`
+	Broker string `json:"broker"`
+}

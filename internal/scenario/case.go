@@ -1,0 +1,99 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Case is one fully resolved case of a suite: factors plus run settings.
+type Case struct {
+	ID   string `json:"id"`   // e.g. "03"; unique within the suite
+	Name string `json:"name"` // free text
+
+	Factors
+
+	Warmup time.Duration `json:"-"`
+	Window time.Duration `json:"-"`
+	Drain  time.Duration `json:"-"`
+	// Rate is msgs/s per publisher; 0 saturates (no think time).
+	Rate float64 `json:"rate"`
+	// PublishWindow is the flow-control window (unconfirmed sends per publisher).
+	PublishWindow int `json:"publish_window"`
+	// AckEvery and AckInterval bound lazy acknowledgement (dups-ok, client).
+	AckEvery    int           `json:"ack_every"`
+	AckInterval time.Duration `json:"-"`
+	// DurableName and ClientID are templates naming durable subscriptions;
+	// {prefix} and {sub} are replaced. Required when Subscription is durable.
+	DurableName string `json:"durable_name,omitempty"`
+	ClientID    string `json:"client_id,omitempty"`
+	// Paper holds the published reference values for this case, if any
+	// (e.g. "sub_tput_wireline": 49.9).
+	Paper map[string]float64 `json:"paper,omitempty"`
+	// Note is free text carried into reports (e.g. an erratum).
+	Note string `json:"note,omitempty"`
+
+	File string `json:"-"` // scenario file and line the case came from
+	Line int    `json:"-"`
+}
+
+// Where is "file:line" of the case.
+func (c Case) Where() string { return fmt.Sprintf("%s:%d", c.File, c.Line) }
+
+// Name templates.
+func expand(tmpl, prefix string, sub int) string {
+	r := strings.NewReplacer("{prefix}", prefix, "{sub}", fmt.Sprint(sub))
+	return r.Replace(tmpl)
+}
+
+// DurableNameFor returns the durable subscription name of subscriber sub.
+func (c Case) DurableNameFor(prefix string, sub int) string {
+	return expand(c.DurableName, prefix, sub)
+}
+
+// ClientIDFor returns the client id of subscriber sub.
+func (c Case) ClientIDFor(prefix string, sub int) string {
+	return expand(c.ClientID, prefix, sub)
+}
+
+// TopicOfPublisher maps publisher i to its topic (publisher i sends to
+// topic i mod topics). This realises the paper's connection models:
+// one-to-one N/N/N, few-to-many 10/100/10 (one publisher and ten
+// subscribers per topic), many-to-few 100/10/10 (ten publishers per topic).
+func (f Factors) TopicOfPublisher(i int) int { return i % f.Topics }
+
+// TopicOfSubscriber maps subscriber j to its topic (j mod topics).
+func (f Factors) TopicOfSubscriber(j int) int { return j % f.Topics }
+
+// SubscribersOfTopic counts the subscribers listening on topic t.
+func (f Factors) SubscribersOfTopic(t int) int {
+	n := 0
+	for j := 0; j < f.Subscribers; j++ {
+		if f.TopicOfSubscriber(j) == t {
+			n++
+		}
+	}
+	return n
+}
+
+// DeriveModel names the connection model that the counts describe.
+func (f Factors) DeriveModel() Model {
+	switch {
+	case f.Publishers == f.Subscribers && f.Subscribers == f.Topics:
+		return OneToOne
+	case f.Subscribers > f.Publishers:
+		return FewToMany
+	default:
+		return ManyToFew
+	}
+}
+
+// Suite is a parsed scenario file.
+type Suite struct {
+	Name     string
+	File     string
+	Brokers  []string
+	Networks []string
+	Reps     int
+	Cases    []Case
+}

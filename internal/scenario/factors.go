@@ -1,0 +1,112 @@
+// Package scenario reads scenario files (YAML), validates them with file:line
+// errors, and expands them into the cases a run executes.
+package scenario
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Model is the connection model of the paper.
+type Model string
+
+// Connection models (Gaddah & Kunz, Table 1).
+const (
+	OneToOne  Model = "one-to-one"
+	FewToMany Model = "few-to-many"
+	ManyToFew Model = "many-to-few"
+)
+
+// Subscription is durable or non-durable.
+type Subscription string
+
+// Subscription kinds.
+const (
+	Durable    Subscription = "durable"
+	NonDurable Subscription = "non-durable"
+)
+
+// Delivery is the JMS delivery mode.
+type Delivery string
+
+// Delivery modes.
+const (
+	Persistent    Delivery = "persistent"
+	NonPersistent Delivery = "non-persistent"
+)
+
+// AckMode is the JMS acknowledgement mode.
+type AckMode string
+
+// Acknowledgement modes.
+const (
+	AckAuto   AckMode = "auto"
+	AckDupsOK AckMode = "dups-ok"
+	AckClient AckMode = "client"
+)
+
+// BodyType is the JMS message type whose codec builds the body.
+type BodyType string
+
+// Body types.
+const (
+	BodyBytes  BodyType = "bytes"
+	BodyText   BodyType = "text"
+	BodyMap    BodyType = "map"
+	BodyStream BodyType = "stream"
+	BodyObject BodyType = "object"
+)
+
+// SelectorSpan is how many of the 100 selector values (0..99) one subscriber
+// selects: a contiguous fifth, as in the paper's selector cases.
+const SelectorSpan = 20
+
+// SelectorValues is the number of distinct values of the selector property.
+const SelectorValues = 100
+
+// Factors are the independent variables of one case: everything a driver
+// needs to decide how to express the case on its broker.
+type Factors struct {
+	Publishers   int          `json:"publishers"`
+	Subscribers  int          `json:"subscribers"`
+	Topics       int          `json:"topics"`
+	Model        Model        `json:"model"`
+	Subscription Subscription `json:"subscription"`
+	Delivery     Delivery     `json:"delivery"`
+	Ack          AckMode      `json:"ack"`
+	Selector     bool         `json:"selector"`
+	Body         BodyType     `json:"body"`
+	Size         int          `json:"size"` // message body bytes, pslab stamp included
+}
+
+// String is a compact one-line description, e.g. "1/1/1 non-durable/non-persistent/auto bytes 100B".
+func (f Factors) String() string {
+	sel := ""
+	if f.Selector {
+		sel = " selector"
+	}
+	return fmt.Sprintf("%d/%d/%d %s/%s/%s %s %dB%s", f.Publishers, f.Subscribers, f.Topics,
+		f.Subscription, f.Delivery, f.Ack, f.Body, f.Size, sel)
+}
+
+// Allowed values per factor, used by validation and by `pslab sweep`.
+var (
+	Models        = []Model{OneToOne, FewToMany, ManyToFew}
+	Subscriptions = []Subscription{Durable, NonDurable}
+	Deliveries    = []Delivery{Persistent, NonPersistent}
+	AckModes      = []AckMode{AckAuto, AckDupsOK, AckClient}
+	BodyTypes     = []BodyType{BodyBytes, BodyText, BodyMap, BodyStream, BodyObject}
+)
+
+func oneOf[T ~string](v T, allowed []T) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return fmt.Errorf("unknown value %q (want one of %s)", string(v), strings.Join(names, ", "))
+}

@@ -1,0 +1,166 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const good = `suite: t
+brokers: [nats]
+defaults:
+  window: 2s
+  durable_name: "{prefix}-s{sub}"
+  client_id: "{prefix}-c{sub}"
+quick:
+  window: 500ms
+cases:
+  - id: a
+    publishers: 10
+    subscribers: 100
+    topics: 10
+    subscription: durable
+    quick:
+      publishers: 2
+      subscribers: 4
+      topics: 2
+  - publishers: 4
+    subscribers: 4
+    topics: 4
+    selector: on
+    body: map
+    size: 2048
+`
+
+func TestParseResolvesLayers(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(good), Options{})
+	require.NoError(t, err)
+	require.Len(t, s.Cases, 2)
+	a := s.Cases[0]
+	assert.Equal(t, "a", a.ID)
+	assert.Equal(t, FewToMany, a.Model)
+	assert.Equal(t, 2*time.Second, a.Window)
+	assert.Equal(t, 10, a.Publishers)
+	assert.Equal(t, "p-s3", a.DurableNameFor("p", 3))
+	b := s.Cases[1]
+	assert.Equal(t, "02", b.ID)
+	assert.Equal(t, OneToOne, b.Model)
+	assert.True(t, b.Selector)
+	assert.Equal(t, BodyMap, b.Body)
+	assert.Equal(t, "t.yaml:19", b.Where())
+
+	q, err := Parse("t.yaml", []byte(good), Options{Quick: true})
+	require.NoError(t, err)
+	assert.Equal(t, 500*time.Millisecond, q.Cases[0].Window)
+	assert.Equal(t, 2, q.Cases[0].Publishers)
+	assert.Equal(t, 4, q.Cases[1].Publishers, "a case without quick overrides keeps its counts")
+}
+
+// errorLines parses src and returns each error line.
+func errorLines(t *testing.T, src string) []string {
+	t.Helper()
+	_, err := Parse("bad.yaml", []byte(src), Options{})
+	require.Error(t, err)
+	var errs Errors
+	require.True(t, errors.As(err, &errs), "want Errors, got %T: %v", err, err)
+	return strings.Split(err.Error(), "\n")
+}
+
+func TestValidationErrorsCarryFileAndLine(t *testing.T) {
+	src := `suite: bad
+cases:
+  - publishers: -1
+    subscription: sometimes
+  - subscription: durable
+  - window: 0s
+    colour: blue
+  - topics: 3
+`
+	lines := errorLines(t, src)
+	want := []string{
+		"bad.yaml:3: publishers must be at least 1, got -1",
+		`bad.yaml:4: subscription: unknown value "sometimes" (want one of durable, non-durable)`,
+		"bad.yaml:5: a durable subscription needs a name source",
+		"bad.yaml:6: window must be positive, got 0s",
+		`bad.yaml:7: unknown field "colour"`,
+		"bad.yaml:8: topics (3) must not exceed publishers (1) or subscribers (1)",
+	}
+	joined := strings.Join(lines, "\n")
+	for _, w := range want {
+		assert.Contains(t, joined, w)
+	}
+}
+
+func TestModelMustMatchCounts(t *testing.T) {
+	lines := errorLines(t, "suite: m\ncases:\n  - publishers: 50\n    model: one-to-one\n")
+	assert.Contains(t, lines[0], "bad.yaml:4: model one-to-one does not match 50 publishers / 1 subscribers / 1 topics (that is many-to-few)")
+}
+
+func TestYAMLSyntaxErrorHasLine(t *testing.T) {
+	_, err := Parse("x.yaml", []byte("suite: x\ncases:\n  - id: [\n"), Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "x.yaml: line")
+}
+
+func TestDuplicateIDsAndKeys(t *testing.T) {
+	lines := errorLines(t, "suite: d\ncases:\n  - id: a\n  - id: a\n    id: b\n")
+	joined := strings.Join(lines, "\n")
+	assert.Contains(t, joined, `bad.yaml:5: "id" given twice in a case (first at line 4)`)
+}
+
+func TestSweepBlockExpandsGrid(t *testing.T) {
+	src := `suite: s
+sweep:
+  size: [100, 2048]
+  subscription: [durable, non-durable]
+defaults:
+  durable_name: d{sub}
+  client_id: c{sub}
+`
+	s, err := Parse("s.yaml", []byte(src), Options{})
+	require.NoError(t, err)
+	require.Len(t, s.Cases, 4)
+	assert.Equal(t, "01.01", s.Cases[0].ID)
+	assert.Equal(t, "size=100 subscription=durable", s.Cases[0].Name)
+	assert.Equal(t, 2048, s.Cases[3].Size)
+	assert.Equal(t, NonDurable, s.Cases[3].Subscription)
+
+	_, err = Parse("s.yaml", []byte("suite: s\nsweep:\n  size: [100, x]\n"), Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `s.yaml:3: size: "x" is not a whole number`)
+}
+
+func TestParseVaryAndSetField(t *testing.T) {
+	v, err := ParseVary("size=100,2048")
+	require.NoError(t, err)
+	assert.Equal(t, Vary{"size", []string{"100", "2048"}}, v)
+	_, err = ParseVary("colour=red")
+	assert.Error(t, err)
+	_, err = ParseVary("size")
+	assert.Error(t, err)
+	c := Defaults()
+	require.NoError(t, SetField(&c, "ack", "dups-ok"))
+	assert.Equal(t, AckDupsOK, c.Ack)
+	assert.Error(t, SetField(&c, "ack", "maybe"))
+	assert.Len(t, Grid([]Vary{{"a", []string{"1", "2"}}, {"b", []string{"x", "y", "z"}}}), 6)
+}
+
+func TestShippedScenariosParse(t *testing.T) {
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		for _, quick := range []bool{false, true} {
+			_, err := Load(f, Options{Quick: quick})
+			assert.NoError(t, err, "%s quick=%v", f, quick)
+		}
+	}
+	_, err = os.Stat("../../scenarios/smoke.yaml")
+	assert.NoError(t, err)
+}

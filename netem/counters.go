@@ -1,0 +1,190 @@
+package netem
+
+import (
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+)
+
+// QdiscCounters are a qdisc's statistics (zero Kind: no qdisc of pslab's).
+type QdiscCounters struct {
+	Kind       string `json:"kind,omitempty"`
+	Bytes      uint64 `json:"bytes"`   // sent
+	Packets    uint64 `json:"packets"` // sent
+	Drops      uint64 `json:"drops"`   // tail drops, and netem's random loss
+	Overlimits uint64 `json:"overlimits"`
+	Backlog    uint64 `json:"backlog_bytes"` // queued now (not a counter)
+}
+
+// DirCounters are the router's counters for one direction.
+type DirCounters struct {
+	// Qdisc is the root qdisc on the direction's egress veth (full duplex;
+	// in half duplex the shaping qdisc is Counters.Shared).
+	Qdisc QdiscCounters `json:"qdisc"`
+	// TxPackets/TxBytes: what the router sent out of the direction's egress
+	// veth (after shaping and drops): the forwarded traffic.
+	TxPackets uint64 `json:"tx_packets"`
+	TxBytes   uint64 `json:"tx_bytes"`
+	// NftSeen counts every packet of the direction entering the router,
+	// NftDrops the ones the random-drop rule dropped (tbf+nftables only).
+	NftSeen  uint64 `json:"nft_seen"`
+	NftDrops uint64 `json:"nft_drops"`
+}
+
+// Counters are the router's counters per direction. Take one before and one
+// after a case and Sub them.
+type Counters struct {
+	ToBroker DirCounters   `json:"to_broker"`
+	ToClient DirCounters   `json:"to_client"`
+	Shared   QdiscCounters `json:"shared"` // half duplex: the IFB's qdisc, both directions
+}
+
+// Sub returns c - before for the counters (Backlog and Kind are c's).
+func (c Counters) Sub(before Counters) Counters {
+	return Counters{
+		ToBroker: c.ToBroker.sub(before.ToBroker),
+		ToClient: c.ToClient.sub(before.ToClient),
+		Shared:   c.Shared.sub(before.Shared),
+	}
+}
+
+func (d DirCounters) sub(b DirCounters) DirCounters {
+	return DirCounters{
+		Qdisc:     d.Qdisc.sub(b.Qdisc),
+		TxPackets: d.TxPackets - b.TxPackets, TxBytes: d.TxBytes - b.TxBytes,
+		NftSeen: d.NftSeen - b.NftSeen, NftDrops: d.NftDrops - b.NftDrops,
+	}
+}
+
+func (q QdiscCounters) sub(b QdiscCounters) QdiscCounters {
+	if q.Kind != b.Kind { // the qdisc was replaced in between: no delta
+		return QdiscCounters{Kind: q.Kind, Backlog: q.Backlog}
+	}
+	return QdiscCounters{
+		Kind: q.Kind, Bytes: q.Bytes - b.Bytes, Packets: q.Packets - b.Packets,
+		Drops: q.Drops - b.Drops, Overlimits: q.Overlimits - b.Overlimits, Backlog: q.Backlog,
+	}
+}
+
+// Dir returns the counters of one direction.
+func (c Counters) Dir(d Direction) DirCounters {
+	if d == ToClient {
+		return c.ToClient
+	}
+	return c.ToBroker
+}
+
+// DropPct is the share of the direction's packets the router dropped on
+// purpose or for lack of queue, from the counters: nft drops plus drops of
+// the direction's own qdisc, over the packets that entered. Shared-qdisc
+// drops (half duplex) cannot be told apart by direction and are left out.
+// ok is false when nothing was counted.
+func (d DirCounters) DropPct() (pct float64, ok bool) {
+	in := d.NftSeen
+	if in == 0 { // no nft table (netem backend): qdisc sent + dropped
+		in = d.Qdisc.Packets + d.Qdisc.Drops
+	}
+	if in == 0 {
+		return 0, false
+	}
+	return 100 * float64(d.NftDrops+d.Qdisc.Drops) / float64(in), true
+}
+
+func (c Counters) String() string {
+	line := func(name string, d DirCounters) string {
+		s := fmt.Sprintf("  %-9s forwarded %d pkts %d bytes", name, d.TxPackets, d.TxBytes)
+		if d.Qdisc.Kind != "" {
+			s += fmt.Sprintf("; %s qdisc sent %d pkts %d bytes, dropped %d, overlimits %d",
+				d.Qdisc.Kind, d.Qdisc.Packets, d.Qdisc.Bytes, d.Qdisc.Drops, d.Qdisc.Overlimits)
+		}
+		if d.NftSeen > 0 || d.NftDrops > 0 {
+			s += fmt.Sprintf("; nft seen %d, dropped %d", d.NftSeen, d.NftDrops)
+		}
+		return s + "\n"
+	}
+	s := line(string(ToBroker), c.ToBroker) + line(string(ToClient), c.ToClient)
+	if c.Shared.Kind != "" {
+		s += fmt.Sprintf("  shared    %s qdisc (half duplex, both directions) sent %d pkts %d bytes, dropped %d, overlimits %d\n",
+			c.Shared.Kind, c.Shared.Packets, c.Shared.Bytes, c.Shared.Drops, c.Shared.Overlimits)
+	}
+	return s
+}
+
+// Counters reads the router's counters now. It reads what is installed in
+// the kernel, so it also works in a process other than the one that
+// applied the profile.
+func (l *Lab) Counters() (Counters, error) {
+	if l.badOpt != nil {
+		return Counters{}, l.badOpt
+	}
+	var c Counters
+	err := withHandle(l.n.NsRtr, func(h *netlink.Handle) error {
+		for _, x := range []struct {
+			dev string
+			d   *DirCounters
+		}{{l.n.RtrBrkIf, &c.ToBroker}, {l.n.RtrCliIf, &c.ToClient}} {
+			link, err := h.LinkByName(x.dev)
+			if err != nil {
+				return fmt.Errorf("find %s: %w", x.dev, err)
+			}
+			if st := link.Attrs().Statistics; st != nil {
+				x.d.TxPackets, x.d.TxBytes = st.TxPackets, st.TxBytes
+			}
+			if x.d.Qdisc, err = rootQdiscCounters(h, link); err != nil {
+				return err
+			}
+		}
+		if ifb, err := h.LinkByName(l.n.IFB); err == nil {
+			if c.Shared, err = rootQdiscCounters(h, ifb); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Counters{}, fmt.Errorf("netem: counters: %w", err)
+	}
+	rules, err := readNft(l.n.NsRtr, l.n)
+	if err != nil {
+		return Counters{}, fmt.Errorf("netem: counters: %w", err)
+	}
+	for _, r := range rules {
+		d := &c.ToBroker
+		if r.Dir == ToClient {
+			d = &c.ToClient
+		}
+		switch r.Tag {
+		case seenTag:
+			d.NftSeen += r.Packets
+		case dropTag:
+			d.NftDrops += r.Packets
+		}
+	}
+	return c, nil
+}
+
+// rootQdiscCounters returns the root qdisc's statistics of a link, or zero
+// when it has only the default noqueue.
+func rootQdiscCounters(h *netlink.Handle, link netlink.Link) (QdiscCounters, error) {
+	qs, err := h.QdiscList(link)
+	if err != nil {
+		return QdiscCounters{}, fmt.Errorf("qdiscs of %s: %w", link.Attrs().Name, err)
+	}
+	for _, q := range qs {
+		a := q.Attrs()
+		if a.Parent != netlink.HANDLE_ROOT || q.Type() == "noqueue" {
+			continue
+		}
+		qc := QdiscCounters{Kind: q.Type()}
+		if st := a.Statistics; st != nil {
+			if st.Basic != nil {
+				qc.Bytes, qc.Packets = st.Basic.Bytes, uint64(st.Basic.Packets)
+			}
+			if st.Queue != nil {
+				qc.Drops, qc.Overlimits, qc.Backlog = uint64(st.Queue.Drops), uint64(st.Queue.Overlimits), uint64(st.Queue.Backlog)
+			}
+		}
+		return qc, nil
+	}
+	return QdiscCounters{}, nil
+}

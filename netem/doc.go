@@ -1,0 +1,27 @@
+// Package netem emulates a network link between clients and a broker inside
+// three Linux network namespaces made by the package itself:
+//
+//	<prefix>-cli (clients) --veth-- <prefix>-rtr (router, the emulator) --veth-- <prefix>-brk (broker)
+//
+// A Profile (loaded from YAML, see profiles/) says what the link does: rate,
+// loss, loss correlation, delay, jitter, duplication and whether both
+// directions share one rate budget (half duplex, like a radio channel) or have
+// one each (full duplex). Lab builds the topology over netlink and applies a
+// profile with one of two backends, chosen at run time:
+//
+//   - "netem": the netem qdisc on the router, where the kernel has sch_netem;
+//   - "tbf+nftables": a TBF qdisc for the rate plus random drop rules in the
+//     router's nftables forward chain. Profiles that need delay, jitter,
+//     duplication or loss correlation are refused on this backend, never
+//     approximated.
+//
+// Every profile, wireline too, goes through the router, so the paths differ
+// only in the impairments. The package never touches an interface or a
+// namespace outside its own, and tears everything down idempotently (also at
+// start, so a crashed run leaves nothing behind). All namespace switching
+// happens on locked OS threads that are restored (or left to die locked), so
+// the package is safe in programs that run other goroutines.
+//
+// Everything but profile loading needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN);
+// Supported says whether this process can run the lab.
+package netem

@@ -1,0 +1,199 @@
+package netem
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// Backend says how a profile is put on the link.
+type Backend string
+
+// Backends.
+const (
+	BackendNone   Backend = "none"         // unshaped: plain forwarding
+	BackendNetem  Backend = "netem"        // netem qdisc (sch_netem)
+	BackendTBFNft Backend = "tbf+nftables" // TBF rate + nftables random drop
+)
+
+// Options configure a Lab.
+type Options struct {
+	// Prefix names everything the lab makes: namespaces <prefix>-cli,
+	// <prefix>-rtr, <prefix>-brk, interfaces <prefix>-c0 and so on, the nft
+	// table <prefix>. Default "pslab"; at most 10 characters [a-z0-9].
+	Prefix string
+	// Backend forces a backend for shaped profiles; empty means auto: netem
+	// where the kernel has it, tbf+nftables otherwise.
+	Backend Backend
+}
+
+// Addresses inside the lab's own namespaces (never routed anywhere else:
+// the namespaces have no other interfaces and no default route).
+const (
+	cliAddr    = "10.77.1.2/30"
+	rtrCliAddr = "10.77.1.1/30"
+	rtrBrkAddr = "10.77.2.1/30"
+	brkAddr    = "10.77.2.2/30"
+	cliNet     = "10.77.1.0/30"
+	brkNet     = "10.77.2.0/30"
+)
+
+// names of everything a lab with a given prefix makes.
+type names struct {
+	Prefix              string
+	NsCli, NsRtr, NsBrk string
+	CliIf, BrkIf        string // client and broker ends of the veths
+	RtrCliIf, RtrBrkIf  string // router ends: facing the clients, facing the broker
+	IFB                 string // half duplex: the shared queue, in the router ns
+	Table               string // nftables table (family inet) in the router ns
+}
+
+var prefixRE = regexp.MustCompile(`^[a-z0-9]{1,10}$`)
+
+func namesFor(prefix string) (names, error) {
+	if prefix == "" {
+		prefix = "pslab"
+	}
+	if !prefixRE.MatchString(prefix) {
+		return names{}, fmt.Errorf("netem: prefix %q must be 1-10 characters a-z0-9 (interface names are limited to 15)", prefix)
+	}
+	return names{
+		Prefix: prefix,
+		NsCli:  prefix + "-cli", NsRtr: prefix + "-rtr", NsBrk: prefix + "-brk",
+		CliIf: prefix + "-c0", BrkIf: prefix + "-b0",
+		RtrCliIf: prefix + "-rc", RtrBrkIf: prefix + "-rb",
+		IFB:   prefix + "-ifb",
+		Table: prefix,
+	}, nil
+}
+
+// Lab is one emulated link: three namespaces and the router between them.
+// Its methods are safe for concurrent use.
+type Lab struct {
+	opts   Options
+	n      names
+	badOpt error
+
+	mu      sync.Mutex
+	lock    *os.File // held from Up to Down (see lock.go)
+	applied *Profile
+	backend Backend
+	netemOK *bool // cached result of probing the kernel for sch_netem
+}
+
+// New makes a Lab; nothing happens on the system until Up. Bad options
+// (see CheckOptions) make every method return that error.
+func New(o Options) *Lab {
+	n, err := namesFor(o.Prefix)
+	if err == nil {
+		err = CheckOptions(o)
+	}
+	o.Prefix = n.Prefix
+	return &Lab{opts: o, n: n, badOpt: err}
+}
+
+// CheckOptions reports bad options: a prefix that is not 1-10 characters
+// a-z0-9, or an unknown backend.
+func CheckOptions(o Options) error {
+	if _, err := namesFor(o.Prefix); err != nil {
+		return err
+	}
+	if o.Backend != "" && o.Backend != BackendNetem && o.Backend != BackendTBFNft {
+		return fmt.Errorf("netem: unknown backend %q (want %q or %q)", o.Backend, BackendNetem, BackendTBFNft)
+	}
+	return nil
+}
+
+// Prefix is the prefix of everything this lab makes.
+func (l *Lab) Prefix() string { return l.n.Prefix }
+
+// ClientIP is the address of the clients' namespace.
+func (l *Lab) ClientIP() string { return ipOf(cliAddr) }
+
+// BrokerIP is the address of the broker's namespace.
+func (l *Lab) BrokerIP() string { return ipOf(brkAddr) }
+
+// Namespaces are the names of the client, router and broker namespaces.
+func (l *Lab) Namespaces() (cli, rtr, brk string) { return l.n.NsCli, l.n.NsRtr, l.n.NsBrk }
+
+func ipOf(cidr string) string {
+	a, err := netlink.ParseAddr(cidr)
+	if err != nil {
+		panic(err)
+	}
+	return a.IP.String()
+}
+
+// Applied returns the profile and backend last applied by this Lab (ok is
+// false if none was).
+func (l *Lab) Applied() (p Profile, b Backend, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.applied == nil {
+		return Profile{}, "", false
+	}
+	return *l.applied, l.backend, true
+}
+
+// ErrNeedRoot is wrapped by Supported when the process cannot make network
+// namespaces.
+var ErrNeedRoot = errors.New("link emulation needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) to create network namespaces")
+
+// Supported reports whether this process can run the lab: root, network
+// namespaces and netlink inside them. It creates one anonymous namespace
+// (gone when the check ends) and touches nothing else.
+func Supported() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w; running as uid %d", ErrNeedRoot, os.Geteuid())
+	}
+	ns, err := newAnonNS()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNeedRoot, err)
+	}
+	defer ns.Close()
+	return inNS(ns, func() error {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return fmt.Errorf("netlink: %w", err)
+		}
+		defer h.Close()
+		if _, err := h.LinkList(); err != nil {
+			return fmt.Errorf("netlink: list links: %w", err)
+		}
+		return nil
+	})
+}
+
+// newAnonNS creates an unnamed network namespace and returns a handle to it
+// (the namespace lives as long as the handle).
+func newAnonNS() (netns.NsHandle, error) {
+	var ns netns.NsHandle
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		defer orig.Close()
+		ns, err = netns.New()
+		if rerr := netns.Set(orig); rerr != nil {
+			if err == nil {
+				ns.Close()
+			}
+			errc <- fmt.Errorf("restore netns: %w", rerr)
+			return // thread stays locked and dies
+		}
+		runtime.UnlockOSThread()
+		errc <- err
+	}()
+	return ns, <-errc
+}
