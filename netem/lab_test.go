@@ -115,14 +115,18 @@ func TestFallbackWifiPaperVerified(t *testing.T) {
 	if b != BackendTBFNft {
 		t.Fatalf("backend %s, want %s", b, BackendTBFNft)
 	}
-	v, err := l.Verify(t.Context(), p, 3*time.Second)
+	v, err := l.Verify(t.Context(), p, 4*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s%s", v, v.Counters)
 	for _, r := range []DirResult{v.ToBroker, v.ToClient} {
-		if ratio := r.GoodputKbit / r.ExpectedGoodputKbit; ratio < 0.6 || ratio > 1.1 {
-			t.Errorf("%s: goodput %.1f kbit/s is %.2f x the expected %.1f (want 0.6-1.1)", r.Direction, r.GoodputKbit, ratio, r.ExpectedGoodputKbit)
+		// Wide on the low side: on a loaded 2-core box a retransmission
+		// timeout now and then idles the link for a second. The shaping
+		// rate itself is checked tightly with constant-rate UDP in
+		// TestHalfDuplexSharesOneBudget.
+		if ratio := r.GoodputKbit / r.ExpectedGoodputKbit; ratio < 0.5 || ratio > 1.1 {
+			t.Errorf("%s: goodput %.1f kbit/s is %.2f x the expected %.1f (want 0.5-1.1)", r.Direction, r.GoodputKbit, ratio, r.ExpectedGoodputKbit)
 		}
 		if r.LossPct < 1 || r.LossPct > 6 {
 			t.Errorf("%s: probe loss %.2f %% (want 1-6 %% for 3 %%)", r.Direction, r.LossPct)

@@ -14,11 +14,16 @@ type DirResult struct {
 	Direction Direction `json:"direction"`
 
 	// Bulk TCP transfer between the namespaces, one direction at a time.
-	GoodputKbit float64 `json:"goodput_kbit"` // payload bits/s at the receiver
+	// GoodputKbit: distinct TCP payload the link delivered to the receiver,
+	// from the router's transmit counters less headers and duplicates.
+	GoodputKbit float64 `json:"goodput_kbit"`
 	// ExpectedGoodputKbit is the rate minus protocol overhead (see
 	// FrameBytes, AckBytesPerSegment); 0 for an unshaped link.
 	ExpectedGoodputKbit float64 `json:"expected_goodput_kbit"`
 	TCPBytes            int64   `json:"tcp_bytes"`
+	// ReceiverInOrderKbit is the receiver's in-order count over the same
+	// window: a cross-check, off by data held behind a hole at either end.
+	ReceiverInOrderKbit float64 `json:"receiver_inorder_kbit"`
 	TCPSeconds          float64 `json:"tcp_seconds"`
 	MSS                 int     `json:"mss"`
 	FrameBytes          int     `json:"frame_bytes"`           // wire bytes per full segment
@@ -80,6 +85,7 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 		dir Direction
 		r   *DirResult
 	}{{ToBroker, &v.ToBroker}, {ToClient, &v.ToClient}} {
+		l.waitIdle(ctx, p)
 		t, err := l.tcpPhase(ctx, x.dir, warm, d)
 		if err != nil {
 			return v, fmt.Errorf("netem: verify %s: %w", x.dir, err)
@@ -87,12 +93,14 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 		r := x.r
 		r.Direction, r.TCPBytes, r.TCPSeconds, r.MSS, r.Retransmits = x.dir, t.Bytes, t.Seconds, t.MSS, t.Retrans
 		r.GoodputKbit = float64(t.Bytes) * 8 / t.Seconds / 1000
+		r.ReceiverInOrderKbit = float64(t.InOrderBytes) * 8 / t.Seconds / 1000
 		exp, frame, ack := expectedGoodput(p.RateKbit, t.MSS, t.Timestamps, half)
 		r.FrameBytes, r.AckBytesPerSegment = frame, ack
 		if p.RateKbit > 0 {
 			r.ExpectedGoodputKbit = exp
 		}
 	}
+	l.waitIdle(ctx, p)
 	probes, err := l.udpPhase(ctx, p, d)
 	if err != nil {
 		return v, fmt.Errorf("netem: verify: loss probe: %w", err)
@@ -118,6 +126,23 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 		}
 	}
 	return v, nil
+}
+
+// waitIdle waits until the router's queues are empty (at most the queue's
+// length plus a second), so one phase's backlog does not delay the next.
+func (l *Lab) waitIdle(ctx context.Context, p Profile) {
+	deadline := time.Now().Add(time.Duration(p.EffectiveQueueMs()*float64(time.Millisecond)) + time.Second)
+	for time.Now().Before(deadline) {
+		c, err := l.Counters()
+		if err != nil || c.ToBroker.Qdisc.Backlog+c.ToClient.Qdisc.Backlog+c.Shared.Backlog == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // tcpWarmup is how long a bulk transfer runs before its goodput is
@@ -168,8 +193,8 @@ func (v Verification) String() string {
 		fmt.Fprintf(&b, "%-9s  %-30s  %-26s  %-14s  %.2f/%.2f ms\n", r.Direction, good, loss, drops, r.DelayP50Ms, r.DelayP90Ms)
 	}
 	for _, r := range []DirResult{v.ToBroker, v.ToClient} {
-		fmt.Fprintf(&b, "%s: %d probes sent, %d received, %d duplicates; TCP %d bytes in %.2f s, %d retransmits\n",
-			r.Direction, r.ProbeSent, r.ProbeReceived, r.ProbeDuplicates, r.TCPBytes, r.TCPSeconds, r.Retransmits)
+		fmt.Fprintf(&b, "%s: %d probes sent, %d received, %d duplicates; TCP %d bytes in %.2f s (receiver in order: %.1f kbit/s), %d retransmits\n",
+			r.Direction, r.ProbeSent, r.ProbeReceived, r.ProbeDuplicates, r.TCPBytes, r.TCPSeconds, r.ReceiverInOrderKbit, r.Retransmits)
 	}
 	r := v.ToBroker
 	fmt.Fprintf(&b, "overhead assumed: MSS %d B in a %d B frame (Ethernet 14 + IP 20 + TCP 20 + options %d)",

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -86,6 +87,24 @@ func argsCheck(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error { return badInput(check(cmd, args)) }
 }
 
+var cpuProfile string
+
 func init() {
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(err) })
+	rootCmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of pslab (the client side) to this file")
+	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		return pprof.StartCPUProfile(f)
+	}
+	rootCmd.PersistentPostRun = func(*cobra.Command, []string) {
+		if cpuProfile != "" {
+			pprof.StopCPUProfile()
+		}
+	}
 }

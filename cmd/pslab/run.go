@@ -28,6 +28,9 @@ type runFlags struct {
 	out      string
 	seed     int64
 	verbose  bool
+	urls     []string
+	ci       string
+	maxReps  int
 }
 
 func newRunCmd() *cobra.Command {
@@ -50,30 +53,36 @@ exits with code 2.`,
 		Args: argsCheck(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, args, f) },
 	}
-	fl := cmd.Flags()
-	fl.StringSliceVar(&f.brokers, "broker", nil, "brokers to run on, e.g. nats,artemis (default: the file's)")
-	fl.StringSliceVar(&f.networks, "network", nil, "network profiles, e.g. wireline,wifi-paper or a profile YAML file (default: the file's)")
-	fl.StringVar(&f.cases, "cases", "", "case ids to run, e.g. 1-4,17 (default: all)")
-	fl.BoolVar(&f.quick, "quick", false, "apply the file's quick overrides (short windows, small counts)")
-	fl.IntVar(&f.reps, "reps", 0, "repetitions per case (default: the file's)")
-	fl.StringVar(&f.out, "out", "", "output directory (default runs/<suite>-<time>)")
-	fl.Int64Var(&f.seed, "seed", 1, "seed for selector values and ranges")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "a progress line per second while a case runs")
+	addRunFlags(cmd, &f, true)
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newRunCmd()) }
 
+// addRunFlags registers the flags shared by run and sweep; fileFlags adds
+// those that only make sense with scenario files.
+func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
+	fl := cmd.Flags()
+	if fileFlags {
+		fl.StringVar(&f.cases, "cases", "", "case ids to run, e.g. 1-4,17 (default: all)")
+		fl.BoolVar(&f.quick, "quick", false, "apply the file's quick overrides (short windows, small counts)")
+	}
+	fl.StringSliceVar(&f.brokers, "broker", nil, "brokers to run on, e.g. nats,artemis (default: the file's)")
+	fl.StringSliceVar(&f.networks, "network", nil, "network profiles, e.g. wireline,wifi-paper or a profile YAML file (default: the file's)")
+	fl.IntVar(&f.reps, "reps", 0, "repetitions per case (default: the file's)")
+	fl.StringVar(&f.out, "out", "", "output directory (default runs/<suite>-<time>)")
+	fl.Int64Var(&f.seed, "seed", 1, "seed for selector values and ranges")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "a progress line per second while a case runs")
+	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-width of subscriber throughput is within this share of the mean, e.g. 5%")
+	fl.IntVar(&f.maxReps, "max-reps", 10, "cap on repetitions with --ci")
+	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@127.0.0.1:4222 (host network, wireline only)")
+}
+
 func runRun(cmd *cobra.Command, files []string, f runFlags) error {
-	if f.reps < 0 {
-		return badInputf("--reps must be positive, got %d", f.reps)
-	}
-	filter, err := parseCaseFilter(f.cases)
+	opts, err := optionsFrom(cmd, f)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
-	opts := lab.Options{Brokers: f.brokers, Networks: f.networks, Cases: filter, Reps: f.reps,
-		Quick: f.quick, Seed: f.seed, Log: cmd.ErrOrStderr(), Verbose: f.verbose}
 	// Validate everything before running anything.
 	var plans []lab.Plan
 	var problems []string
@@ -93,12 +102,47 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 	if len(problems) > 0 {
 		return badInput(errors.New(strings.Join(problems, "\n")))
 	}
+	return runPlans(cmd, plans, opts, f.out)
+}
+
+// optionsFrom checks the shared flags and turns them into lab options.
+func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
+	if f.reps < 0 {
+		return lab.Options{}, badInputf("--reps must be positive, got %d", f.reps)
+	}
+	filter, err := parseCaseFilter(f.cases)
+	if err != nil {
+		return lab.Options{}, badInput(err)
+	}
+	ciTarget, err := parsePercent(f.ci)
+	if err != nil {
+		return lab.Options{}, badInputf("--ci: %v", err)
+	}
+	if f.maxReps < 1 {
+		return lab.Options{}, badInputf("--max-reps must be at least 1, got %d", f.maxReps)
+	}
+	urls := map[string]string{}
+	for _, u := range f.urls {
+		name, raw, ok := strings.Cut(u, "=")
+		if !ok {
+			return lab.Options{}, badInputf("--url %q: want NAME=URL, e.g. nats=nats://127.0.0.1:4222", u)
+		}
+		urls[name] = raw
+	}
+	return lab.Options{CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
+		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
+		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
+}
+
+// runPlans runs validated plans one after the other and prints a summary
+// of each.
+func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	failed := 0
 	for _, p := range plans {
 		o := opts
-		o.Out = outDir(f.out, p.Suite.Name, len(plans) > 1)
+		o.Out = outDir(out, p.Suite.Name, len(plans) > 1)
 		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) x %d rep(s) -> %s\n",
 			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), p.Reps, o.Out)
 		sum, err := lab.Run(ctx, p, o)
@@ -117,6 +161,25 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 		return fmt.Errorf("%d case run(s) failed (see the error field of their records)", failed)
 	}
 	return nil
+}
+
+// parsePercent reads "5%" or "0.05" as a fraction; "" is 0.
+func parsePercent(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a percentage (e.g. 5%%)", s)
+	}
+	if pct {
+		v /= 100
+	}
+	if v <= 0 || v >= 1 {
+		return 0, fmt.Errorf("%q must be between 0 and 100 %%", s)
+	}
+	return v, nil
 }
 
 func outDir(flag, suite string, many bool) string {

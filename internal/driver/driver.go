@@ -117,6 +117,12 @@ type Publisher interface {
 	Close() error
 }
 
+// BodyCopier is implemented by publishers that never keep Message.Body
+// after Publish returns, so the caller may reuse the buffer.
+type BodyCopier interface {
+	CopiesBody() bool
+}
+
 // Delivery is one received message.
 type Delivery struct {
 	Body        []byte

@@ -14,12 +14,11 @@ import (
 
 // natsPublisher publishes on one connection, core or JetStream.
 type natsPublisher struct {
-	nc      *nats.Conn
-	js      jetstream.JetStream // nil: core publish
-	prefix  string
-	topic   int
-	window  int
-	pending []jetstream.PubAckFuture // JetStream: outstanding PubAcks, oldest first
+	nc       *nats.Conn
+	js       jetstream.JetStream // nil: core publish
+	subjects []string            // by selector value; [0] without selector
+	window   int
+	pending  []jetstream.PubAckFuture // JetStream: outstanding PubAcks, oldest first
 	// core flow control: at most one flush in flight, started every window/2
 	// sends, so at most `window` sends are unconfirmed by a PONG.
 	sinceFlush int
@@ -49,7 +48,13 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &natsPublisher{nc: nc, prefix: s.Case.Prefix, topic: s.Topic, window: s.Window}
+	p := &natsPublisher{nc: nc, window: s.Window, subjects: []string{subject(s.Case.Prefix, s.Topic, -1)}}
+	if s.Case.Factors.Selector {
+		p.subjects = make([]string, scenario.SelectorValues)
+		for v := range p.subjects {
+			p.subjects[v] = subject(s.Case.Prefix, s.Topic, v)
+		}
+	}
 	if p.window <= 0 {
 		p.window = DefaultWindow(s.Case.Factors.Size)
 	}
@@ -67,7 +72,7 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 }
 
 func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
-	subj := subject(p.prefix, p.topic, m.Sel)
+	subj := p.subjects[max(m.Sel, 0)]
 	if p.js != nil {
 		for len(p.pending) >= p.window {
 			if err := p.awaitOldest(ctx); err != nil {
@@ -122,6 +127,10 @@ func (p *natsPublisher) awaitOldest(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// CopiesBody implements BodyCopier: a core publish copies the body into the
+// connection's buffer before it returns; JetStream keeps it for retries.
+func (p *natsPublisher) CopiesBody() bool { return p.js == nil }
 
 func (p *natsPublisher) Flush(ctx context.Context) error {
 	for len(p.pending) > 0 {

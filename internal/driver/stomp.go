@@ -142,21 +142,7 @@ func (d *stompDriver) Purge(ctx context.Context, prefix string) error {
 	if err := checkName(prefix); err != nil {
 		return err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.admin == nil {
-		a, err := dialAdmin(ctx, d.ep)
-		if err != nil {
-			return err
-		}
-		d.admin = a
-	}
-	err := d.admin.purge(ctx, prefix)
-	if err != nil && d.admin.conn.failure() != nil {
-		d.admin.conn.close(time.Second)
-		d.admin = nil
-	}
-	return err
+	return d.withAdmin(ctx, func(a *stompAdmin) error { return a.purge(ctx, prefix) })
 }
 
 // Close implements Driver.

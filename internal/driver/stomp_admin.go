@@ -94,6 +94,9 @@ func (a *stompAdmin) invoke(ctx context.Context, op string, params ...any) (json
 
 // parseManagementReply unpacks the JSON array Artemis replies with.
 func parseManagementReply(op, succeeded string, body []byte) (json.RawMessage, error) {
+	if succeeded == "true" && len(strings.TrimSpace(string(body))) == 0 {
+		return json.RawMessage("null"), nil // a void operation
+	}
 	var arr []json.RawMessage
 	if err := json.Unmarshal(body, &arr); err != nil || len(arr) == 0 {
 		if succeeded != "true" {
@@ -170,16 +173,26 @@ func isNotExist(err error) bool {
 		strings.Contains(strings.ToLower(s), "does not exist")
 }
 
-// queueNames lists the queue names with prefix (used by tests).
-func (d *stompDriver) queueNames(ctx context.Context, prefix string) ([]string, error) {
+// withAdmin runs fn with the driver's admin connection, dialing it first
+// if needed and dropping it when it failed.
+func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.admin != nil && d.admin.conn.failure() != nil { // e.g. the broker restarted
+		d.admin.conn.close(0)
+		d.admin = nil
+	}
 	if d.admin == nil {
 		a, err := dialAdmin(ctx, d.ep)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		d.admin = a
 	}
-	return d.admin.names(ctx, "getQueueNames", prefix)
+	err := fn(d.admin)
+	if err != nil && d.admin.conn.failure() != nil {
+		d.admin.conn.close(time.Second)
+		d.admin = nil
+	}
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -22,6 +23,7 @@ import (
 	"pslab/internal/metrics"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
+	"pslab/netem"
 )
 
 // Options select what to run and where results go.
@@ -36,6 +38,14 @@ type Options struct {
 	Log      io.Writer // progress lines
 	// Verbose progress: a line per second while a case runs.
 	Verbose bool
+	// CITarget, when positive, repeats each case beyond Reps until the 95 %
+	// confidence half-width of subscriber throughput is within this fraction
+	// of the mean (e.g. 0.05), or MaxReps is reached.
+	CITarget float64
+	MaxReps  int // default 10
+	// URLs of external brokers by name (nats, artemis): pslab then uses
+	// that broker instead of starting its own, on the host network.
+	URLs map[string]string
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -69,9 +79,24 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			return p, fmt.Errorf("unknown broker %q (known: %s)", b, strings.Join(BrokerNames(), ", "))
 		}
 	}
+	for name, u := range o.URLs {
+		if _, ok := brokerKinds[name]; !ok {
+			return p, fmt.Errorf("--url %s=%s: unknown broker %q (known: %s)", name, u, name, strings.Join(BrokerNames(), ", "))
+		}
+		ext, err := broker.NewExternal(name, u)
+		if err != nil {
+			return p, err
+		}
+		if err := ext.CheckReachable(context.Background()); err != nil {
+			return p, err
+		}
+	}
 	for _, n := range p.Networks {
 		if err := checkNetwork(n); err != nil {
 			return p, err
+		}
+		if prof, _ := netem.LoadProfile(n); prof.Shaped() && len(o.URLs) > 0 {
+			return p, fmt.Errorf("network %s: an external broker (--url) is reached over the host network; link emulation needs a broker pslab starts itself", n)
 		}
 	}
 	for _, c := range s.Cases {
@@ -124,7 +149,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	defer func() { sum.Wall = time.Since(start) }()
 	unit := 0
 	for _, netName := range p.Networks {
-		nw, err := openNetwork(ctx, netName, log)
+		nw, err := openNetwork(ctx, netName, len(o.URLs) > 0, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}
@@ -143,7 +168,13 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, nw *network,
 	bName, runID string, unit *int, sum *Summary) error {
 	k := brokerKinds[bName]
-	b, err := k.newBroker(ctx, o.Log)
+	var b broker.Broker
+	var err error
+	if u, ok := o.URLs[bName]; ok {
+		b, err = broker.NewExternal(bName, u)
+	} else {
+		b, err = k.newBroker(ctx, o.Log)
+	}
 	if err != nil {
 		return err
 	}
@@ -159,7 +190,8 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 	}
 	defer drv.Close()
 	for _, c := range p.Cases {
-		for rep := 1; rep <= p.Reps; rep++ {
+		var subTputs []float64
+		for rep := 1; !enoughReps(rep-1, subTputs, p.Reps, o); rep++ {
 			*unit++
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -176,11 +208,45 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 			sum.Records = append(sum.Records, *rec)
 			if rec.Error != "" {
 				sum.Failed++
+			} else {
+				subTputs = append(subTputs, rec.Result.SubTput)
 			}
 			fmt.Fprintf(o.Log, "[%d/%d] %s\n", *unit, p.Units(), progressLine(rec))
 		}
 	}
 	return nil
+}
+
+// enoughReps decides whether a case has run enough repetitions: at least
+// min, and with a CI target until it is met or MaxReps is reached.
+func enoughReps(done int, subTputs []float64, min int, o Options) bool {
+	if done < min {
+		return false
+	}
+	if o.CITarget <= 0 {
+		return true
+	}
+	maxReps := o.MaxReps
+	if maxReps <= 0 {
+		maxReps = 10
+	}
+	if done >= maxReps {
+		return true
+	}
+	return CIReached(subTputs, o.CITarget)
+}
+
+// CIReached reports whether the 95 % confidence half-width of xs is within
+// target (a fraction) of their mean.
+func CIReached(xs []float64, target float64) bool {
+	if len(xs) < 2 {
+		return false
+	}
+	mean, half := metrics.MeanCI95(xs)
+	if mean == 0 || math.IsNaN(half) {
+		return false
+	}
+	return half/mean <= target
 }
 
 func histName(r *results.Record) string {
@@ -204,12 +270,17 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		return rec
 	}
 	before := nw.snapshot()
-	sampler := metrics.NewProcSampler(time.Second)
+	interval := time.Second
+	if c.Window < 5*time.Second {
+		interval = c.Window / 5
+	}
+	sampler := metrics.NewProcSampler(interval)
 	sampler.Watch("client", os.Getpid())
 	if pid := b.PID(); pid > 0 {
 		sampler.Watch("broker", pid)
 	}
 	sctx, stopSampling := context.WithCancel(ctx)
+	samplingStart := time.Now()
 	sampler.Start(sctx)
 	cfg := load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: rec.Seed}
 	if o.Verbose {
@@ -230,15 +301,33 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		return rec
 	}
 	rec.Result = res
-	rec.Resources = resourcesOf(samples)
+	// Resources over the window only: from the end of the warm-up to the
+	// end of the window, relative to the sampler's start.
+	ws := res.Start.Sub(samplingStart) + c.Warmup
+	rec.Resources = resourcesOf(samples, ws.Seconds(), (ws + c.Window).Seconds(), interval.Seconds())
 	rec.Flags = flagsFor(rec)
 	return rec
 }
 
-func resourcesOf(s map[string][]metrics.ProcSample) *results.Resources {
+// resourcesOf summarises samples: CPU is the mean over samples whose
+// interval lies inside the window [from, to] (seconds since sampling
+// started; a sample at t covers (t-interval, t]); peak RSS is over the case.
+func resourcesOf(s map[string][]metrics.ProcSample, from, to, interval float64) *results.Resources {
+	inWindow := func(xs []metrics.ProcSample) []metrics.ProcSample {
+		var out []metrics.ProcSample
+		for _, x := range xs {
+			if x.T-interval >= from-0.01 && x.T <= to+0.01 {
+				out = append(out, x)
+			}
+		}
+		if len(out) == 0 {
+			return xs
+		}
+		return out
+	}
 	return &results.Resources{
-		ClientCPUPct: metrics.MeanCPU(s["client"]), ClientPeakRSS: metrics.PeakRSS(s["client"]),
-		BrokerCPUPct: metrics.MeanCPU(s["broker"]), BrokerPeakRSS: metrics.PeakRSS(s["broker"]),
+		ClientCPUPct: metrics.MeanCPU(inWindow(s["client"])), ClientPeakRSS: metrics.PeakRSS(s["client"]),
+		BrokerCPUPct: metrics.MeanCPU(inWindow(s["broker"])), BrokerPeakRSS: metrics.PeakRSS(s["broker"]),
 		Cores: metrics.Cores(), ClientSamples: s["client"], BrokerSamples: s["broker"],
 	}
 }

@@ -43,12 +43,17 @@ func checkNetwork(name string) error {
 // verifyDuration is how long a shaped profile is probed before its cases.
 const verifyDuration = 5 * time.Second
 
-func openNetwork(ctx context.Context, name string, log io.Writer) (*network, error) {
+func openNetwork(ctx context.Context, name string, external bool, log io.Writer) (*network, error) {
 	p, err := netem.LoadProfile(name)
 	if err != nil {
 		return nil, err
 	}
 	nw := &network{profile: p}
+	if external && !p.Shaped() {
+		fmt.Fprintf(log, "note: external broker: running %s over the host network\n", name)
+		nw.host = broker.LoopbackHost{}
+		return nw, nil
+	}
 	if err := netem.Supported(); err != nil {
 		if p.Shaped() {
 			return nil, fmt.Errorf("link emulation unavailable: %w", err)

@@ -36,6 +36,9 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 	}
 	next := t0
 	var seq uint64
+	var buf []byte
+	bc, ok := p.conn.(driver.BodyCopier)
+	reuse := ok && bc.CopiesBody()
 	for !stop.Load() {
 		var sentAt int64
 		if interval > 0 {
@@ -55,9 +58,14 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 		if c.Selector {
 			sel = p.rng.IntN(scenario.SelectorValues)
 		}
-		// A fresh buffer per message: drivers may keep the body after
-		// Publish returns (async PubAcks, STOMP writer goroutines).
-		b := p.enc.Encode(nil, body.Stamp{Publisher: uint32(p.id), Seq: seq, SentNanos: sentAt, Sel: int16(sel)})
+		// A fresh buffer per message unless the driver copies it: drivers
+		// may keep the body after Publish returns (async PubAcks, STOMP
+		// writer goroutines).
+		if !reuse {
+			buf = nil
+		}
+		b := p.enc.Encode(buf, body.Stamp{Publisher: uint32(p.id), Seq: seq, SentNanos: sentAt, Sel: int16(sel)})
+		buf = b
 		if err := p.conn.Publish(ctx, driver.Message{Body: b, Sel: sel}); err != nil {
 			if ctx.Err() == nil {
 				r.noteErr(err)

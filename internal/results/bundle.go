@@ -19,10 +19,12 @@ type Bundle struct {
 	mu  sync.Mutex
 }
 
-// Create makes (or reuses) the bundle directory.
+// Create returns the bundle at dir. The directory is made when the first
+// record or histogram is written, so a run that fails before measuring
+// anything leaves nothing behind.
 func Create(dir string) (*Bundle, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "hist"), 0o755); err != nil {
-		return nil, err
+	if dir == "" {
+		return nil, fmt.Errorf("no output directory")
 	}
 	return &Bundle{Dir: dir}, nil
 }
@@ -37,6 +39,9 @@ func (b *Bundle) Append(r *Record) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
+		return err
+	}
 	path := filepath.Join(b.Dir, RecordsFile)
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -49,6 +54,9 @@ func (b *Bundle) Append(r *Record) error {
 // returns its path relative to the bundle.
 func (b *Bundle) WriteHistogram(name, encoded string) (string, error) {
 	rel := filepath.Join("hist", name+".hdr")
+	if err := os.MkdirAll(filepath.Join(b.Dir, "hist"), 0o755); err != nil {
+		return "", err
+	}
 	return rel, WriteAtomic(filepath.Join(b.Dir, rel), []byte(encoded+"\n"))
 }
 

@@ -164,3 +164,17 @@ func TestShippedScenariosParse(t *testing.T) {
 	_, err = os.Stat("../../scenarios/smoke.yaml")
 	assert.NoError(t, err)
 }
+
+func TestSweepSuiteFromCommandLine(t *testing.T) {
+	s, err := SweepSuite("cli", []Setting{{"window", "2s"}}, []Vary{{"size", []string{"100", "5120"}}, {"subscription", []string{"durable", "non-durable"}}})
+	require.NoError(t, err)
+	require.Len(t, s.Cases, 4)
+	assert.Equal(t, 2*time.Second, s.Cases[3].Window)
+	assert.Equal(t, "size=5120 subscription=non-durable", s.Cases[3].Name)
+
+	_, err = SweepSuite("cli", []Setting{{"window", "0s"}}, []Vary{{"size", []string{"100", "-5"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "window must be positive")
+	assert.Contains(t, err.Error(), "size must be at least 1 byte, got -5")
+	assert.Equal(t, 1, strings.Count(err.Error(), "window must be positive"), "a bad base value is reported once")
+}

@@ -100,3 +100,58 @@ func (p *parser) sweep(n *yaml.Node, bases []caseSource) []caseSource {
 	}
 	return out
 }
+
+// SweepSuite builds a suite from the command line: base fields (key=value)
+// applied over the built-in defaults, then every grid point of vs. Each
+// case is validated; all problems are returned together.
+func SweepSuite(name string, base []Setting, vs []Vary) (*Suite, error) {
+	c := Defaults()
+	c.File = "(command line)"
+	c.DurableName, c.ClientID = "{prefix}-sub{sub}", "{prefix}-c{sub}"
+	var errs Errors
+	for _, s := range base {
+		if err := SetField(&c, s.Key, s.Value); err != nil {
+			errs = append(errs, fmt.Errorf("--set %s=%s: %w", s.Key, s.Value, err))
+		}
+	}
+	s := &Suite{Name: name, File: c.File, Brokers: []string{"nats"}, Networks: []string{"wireline"}, Reps: 1}
+	varied := map[string]bool{}
+	for _, v := range vs {
+		varied[v.Key] = true
+	}
+	for i, row := range Grid(vs) {
+		cc := c
+		for _, set := range row {
+			if err := SetField(&cc, set.Key, set.Value); err != nil {
+				errs = append(errs, fmt.Errorf("--vary %s=%s: %w", set.Key, set.Value, err))
+			}
+		}
+		cc.ID = fmt.Sprintf("%02d", i+1)
+		cc.Name = Label(row)
+		for _, v := range cc.validate() {
+			if varied[v.field] {
+				errs = append(errs, fmt.Errorf("case %s (%s): %s", cc.ID, cc.Name, v.msg))
+			} else {
+				errs = append(errs, fmt.Errorf("%s", v.msg))
+			}
+		}
+		s.Cases = append(s.Cases, cc)
+	}
+	if len(errs) > 0 {
+		return nil, dedupe(errs)
+	}
+	return s, nil
+}
+
+// dedupe drops repeated messages (a bad base value fails every grid point).
+func dedupe(errs Errors) Errors {
+	seen := map[string]bool{}
+	var out Errors
+	for _, e := range errs {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}

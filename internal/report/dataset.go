@@ -1,0 +1,256 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"pslab/internal/metrics"
+	"pslab/internal/results"
+	"pslab/internal/scenario"
+)
+
+// Stat is a mean over repetitions with its 95 % confidence half-width.
+// CI is NaN when N < 2 (one repetition says nothing about spread); Mean is
+// NaN when N == 0.
+type Stat struct {
+	Mean, CI float64
+	N        int
+}
+
+// Valid reports whether the stat has at least one value.
+func (s Stat) Valid() bool { return s.N > 0 && !math.IsNaN(s.Mean) }
+
+func statOf(xs []float64) Stat {
+	m, ci := metrics.MeanCI95(xs)
+	return Stat{Mean: m, CI: ci, N: len(xs)}
+}
+
+// GroupKey identifies the repetitions that are aggregated together.
+type GroupKey struct {
+	Suite   string
+	Case    string
+	Broker  string
+	Network string // profile name, e.g. "wireline", "wifi-paper"
+	Quick   bool   // records of --quick runs are never pooled with full ones
+}
+
+// RunError is one failed repetition.
+type RunError struct {
+	Rep   int
+	RunID string
+	Error string
+}
+
+// Group aggregates the repetitions of one case x broker x network.
+type Group struct {
+	GroupKey
+	Name    string
+	Factors scenario.Factors
+	// MixedFactors: records of this case id disagree on factors (e.g. the
+	// scenario file changed between runs); Factors are the first record's.
+	MixedFactors bool
+	Paper        map[string]float64
+	Note         string
+
+	Reps   int // successful repetitions
+	Failed []RunError
+
+	Pub, Sub, Lat            Stat // msgs/s, msgs/s, mean latency ms
+	P50, P90, P99, P999, Max Stat // latency percentiles (ms), mean over reps
+	Lost, Dup, Late          int64
+	Expected, Received       int64
+
+	// Flags counts records per flag name (the text before the first ':');
+	// FlagText keeps the first full text of each.
+	Flags    map[string]int
+	FlagText map[string]string
+
+	// Records are the successful repetitions, in input order.
+	Records []*results.Record
+}
+
+// Dataset is every record aggregated by case x broker x network.
+type Dataset struct {
+	Groups   []*Group // ordered by suite (first seen), case id, broker, network
+	Suites   []string // in order of first appearance
+	Brokers  []string // sorted
+	Networks []string // wireline first, then wifi-paper, then others sorted
+	Records  int
+	Failed   int
+	Quick    int // records from --quick runs
+	RunIDs   []string
+	index    map[GroupKey]*Group
+}
+
+// Build aggregates records. It does no I/O.
+func Build(recs []results.Record) *Dataset {
+	d := &Dataset{index: map[GroupKey]*Group{}}
+	type acc struct{ pub, sub, lat, p50, p90, p99, p999, max []float64 }
+	accs := map[*Group]*acc{}
+	seenSuite, seenBroker, seenNet, seenRun := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for i := range recs {
+		r := &recs[i]
+		d.Records++
+		if r.Quick {
+			d.Quick++
+		}
+		if !seenSuite[r.Suite] {
+			seenSuite[r.Suite] = true
+			d.Suites = append(d.Suites, r.Suite)
+		}
+		if !seenBroker[r.Broker] {
+			seenBroker[r.Broker] = true
+			d.Brokers = append(d.Brokers, r.Broker)
+		}
+		if !seenNet[r.Network.Profile] {
+			seenNet[r.Network.Profile] = true
+			d.Networks = append(d.Networks, r.Network.Profile)
+		}
+		if r.RunID != "" && !seenRun[r.RunID] {
+			seenRun[r.RunID] = true
+			d.RunIDs = append(d.RunIDs, r.RunID)
+		}
+		k := GroupKey{Suite: r.Suite, Case: r.CaseID, Broker: r.Broker, Network: r.Network.Profile, Quick: r.Quick}
+		g := d.index[k]
+		if g == nil {
+			g = &Group{GroupKey: k, Name: r.Name, Factors: r.Factors, Note: r.Note,
+				Flags: map[string]int{}, FlagText: map[string]string{}}
+			d.index[k] = g
+			d.Groups = append(d.Groups, g)
+			accs[g] = &acc{}
+		} else if g.Factors != r.Factors {
+			g.MixedFactors = true
+		}
+		if g.Paper == nil && len(r.Paper) > 0 {
+			g.Paper = r.Paper
+		}
+		if g.Note == "" {
+			g.Note = r.Note
+		}
+		if r.Error != "" || r.Result == nil {
+			d.Failed++
+			msg := r.Error
+			if msg == "" {
+				msg = "no result in the record"
+			}
+			g.Failed = append(g.Failed, RunError{Rep: r.Rep, RunID: r.RunID, Error: msg})
+			continue
+		}
+		res := r.Result
+		a := accs[g]
+		g.Reps++
+		g.Records = append(g.Records, r)
+		a.pub = append(a.pub, res.PubTput)
+		a.sub = append(a.sub, res.SubTput)
+		l := res.Latency
+		if l.Count > 0 {
+			a.lat = append(a.lat, l.MeanMs)
+			a.p50 = append(a.p50, l.P50Ms)
+			a.p90 = append(a.p90, l.P90Ms)
+			a.p99 = append(a.p99, l.P99Ms)
+			a.p999 = append(a.p999, l.P999Ms)
+			a.max = append(a.max, l.MaxMs)
+		}
+		c := res.Counts
+		g.Lost += c.Lost
+		g.Dup += c.Duplicated
+		g.Late += c.Late
+		g.Expected += c.Expected
+		g.Received += c.Received
+		for _, f := range r.Flags {
+			name := strings.TrimSpace(strings.SplitN(f, ":", 2)[0])
+			g.Flags[name]++
+			if _, ok := g.FlagText[name]; !ok {
+				g.FlagText[name] = f
+			}
+		}
+	}
+	for g, a := range accs {
+		g.Pub, g.Sub, g.Lat = statOf(a.pub), statOf(a.sub), statOf(a.lat)
+		g.P50, g.P90, g.P99, g.P999, g.Max = statOf(a.p50), statOf(a.p90), statOf(a.p99), statOf(a.p999), statOf(a.max)
+	}
+	sort.Strings(d.Brokers)
+	sort.Strings(d.RunIDs)
+	sortNetworks(d.Networks)
+	suiteOrder := map[string]int{}
+	for i, s := range d.Suites {
+		suiteOrder[s] = i
+	}
+	netOrder := map[string]int{}
+	for i, n := range d.Networks {
+		netOrder[n] = i
+	}
+	sort.SliceStable(d.Groups, func(i, j int) bool {
+		a, b := d.Groups[i], d.Groups[j]
+		switch {
+		case a.Suite != b.Suite:
+			return suiteOrder[a.Suite] < suiteOrder[b.Suite]
+		case a.Case != b.Case:
+			return CaseLess(a.Case, b.Case)
+		case a.Broker != b.Broker:
+			return a.Broker < b.Broker
+		case a.Network != b.Network:
+			return netOrder[a.Network] < netOrder[b.Network]
+		}
+		return !a.Quick && b.Quick
+	})
+	return d
+}
+
+// Get returns the group of a case on a broker and network, preferring full
+// runs over --quick ones; nil when there is none.
+func (d *Dataset) Get(suite, caseID, broker, network string) *Group {
+	k := GroupKey{Suite: suite, Case: caseID, Broker: broker, Network: network}
+	if g := d.index[k]; g != nil {
+		return g
+	}
+	k.Quick = true
+	return d.index[k]
+}
+
+// Cases lists the case ids of a suite in order, with one representative
+// group each (for name, factors, paper values and note).
+func (d *Dataset) Cases(suite string) []*Group {
+	var out []*Group
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		if g.Suite != suite || seen[g.Case] {
+			continue
+		}
+		seen[g.Case] = true
+		out = append(out, g)
+	}
+	return out
+}
+
+// CaseLess orders case ids numerically when both are numbers ("2" < "10"),
+// otherwise as strings.
+func CaseLess(a, b string) bool {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil && x != y {
+		return x < y
+	}
+	return a < b
+}
+
+// sortNetworks puts the paper's two networks first.
+func sortNetworks(ns []string) {
+	rank := func(n string) int {
+		switch n {
+		case Wireline:
+			return 0
+		case Wireless:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(ns, func(i, j int) bool {
+		if rank(ns[i]) != rank(ns[j]) {
+			return rank(ns[i]) < rank(ns[j])
+		}
+		return ns[i] < ns[j]
+	})
+}
