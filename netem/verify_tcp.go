@@ -23,76 +23,66 @@ const (
 	tcpiOptTimestamps = 1
 )
 
+// bulkFlows is how many TCP connections carry a direction's bulk transfer.
+// One connection on a lossy 1 Mbit/s link now and then idles the link for a
+// second or more (a retransmission timed out, or slow start overshot the
+// queue); with several, the others keep it busy, as the many connections of
+// a pub/sub run do. The goodput is their sum.
+const bulkFlows = 4
+
 // tcpResult is one bulk transfer's measurement over its window.
 type tcpResult struct {
 	Bytes        int64 // distinct payload bytes the link delivered (see measureWindow)
-	InOrderBytes int64 // the receiver's in-order count over the same window
+	InOrderBytes int64 // the receivers' in-order count over the same window
 	Seconds      float64
 	MSS          int
 	Timestamps   bool
-	Retrans      uint32 // over the whole transfer
+	Retrans      uint32 // over the whole transfer, all flows
 }
 
-// tcpPhase sends bulk TCP data in one direction between the namespaces for
-// warm+d and measures the goodput over the last d (the warm-up lets slow
-// start and its aftermath settle).
+// flow is one bulk connection: w writes, r reads.
+type flow struct{ w, r net.Conn }
+
+// tcpPhase sends bulk TCP data over bulkFlows connections in one direction
+// between the namespaces for warm+d and measures the goodput over the last
+// d (the warm-up lets slow start and its aftermath settle).
 func (l *Lab) tcpPhase(ctx context.Context, dir Direction, warm, d time.Duration) (tcpResult, error) {
-	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
+	flows, err := l.openFlows(ctx, dir, bulkFlows)
+	closeAll := func() {
+		for _, f := range flows {
+			f.w.Close()
+			f.r.Close()
+		}
+	}
+	defer closeAll()
 	if err != nil {
 		return tcpResult{}, err
 	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			close(accepted)
-			return
-		}
-		accepted <- c
-	}()
-	cli, err := l.DialContext(ctx, "tcp", ln.Addr().String())
-	if err != nil {
-		return tcpResult{}, fmt.Errorf("dial broker side: %w", err)
-	}
-	defer cli.Close()
-	var srv net.Conn
-	select {
-	case srv = <-accepted:
-	case <-time.After(10 * time.Second):
-	}
-	if srv == nil {
-		return tcpResult{}, errors.New("broker side accepted no connection")
-	}
-	defer srv.Close()
-	w, r := cli, srv
-	if dir == ToClient {
-		w, r = srv, cli
-	}
-	stop := context.AfterFunc(ctx, func() { cli.Close(); srv.Close() })
+	stop := context.AfterFunc(ctx, closeAll)
 	defer stop()
 
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { // writer: as fast as TCP takes it, until the end
-		defer wg.Done()
-		buf := make([]byte, 64<<10)
-		for {
-			if _, err := w.Write(buf); err != nil {
-				return
+	for _, f := range flows {
+		wg.Add(2)
+		go func() { // writer: as fast as TCP takes it, until closed
+			defer wg.Done()
+			buf := make([]byte, 64<<10)
+			for {
+				if _, err := f.w.Write(buf); err != nil {
+					return
+				}
 			}
-		}
-	}()
-	go func() { // reader: drains the socket so the window never closes
-		defer wg.Done()
-		_, _ = io.Copy(io.Discard, r)
-	}()
-	res, err := l.measureWindow(ctx, dir, r, w, warm, d)
-	if err == nil {
-		res.MSS, res.Timestamps, res.Retrans, err = tcpInfo(w)
+		}()
+		go func() { // reader: drains the socket so the window never closes
+			defer wg.Done()
+			_, _ = io.Copy(io.Discard, f.r)
+		}()
 	}
-	cli.Close()
-	srv.Close()
+	res, err := l.measureWindow(ctx, dir, flows, warm, d)
+	if err == nil {
+		res.MSS, res.Timestamps, res.Retrans, err = tcpInfo(flows)
+	}
+	closeAll()
 	wg.Wait()
 	if cerr := ctx.Err(); cerr != nil {
 		return tcpResult{}, cerr
@@ -100,42 +90,75 @@ func (l *Lab) tcpPhase(ctx context.Context, dir Direction, warm, d time.Duration
 	return res, err
 }
 
+// openFlows connects n client sockets to a listener in the broker namespace.
+func (l *Lab) openFlows(ctx context.Context, dir Direction, n int) ([]flow, error) {
+	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	var flows []flow
+	for range n {
+		cli, err := l.DialContext(ctx, "tcp", ln.Addr().String())
+		if err != nil {
+			return flows, fmt.Errorf("dial broker side: %w", err)
+		}
+		_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+		srv, err := ln.Accept() // dials are sequential: this is cli's peer
+		if err != nil {
+			cli.Close()
+			return flows, fmt.Errorf("broker side accepted no connection: %w", err)
+		}
+		f := flow{w: cli, r: srv}
+		if dir == ToClient {
+			f = flow{w: srv, r: cli}
+		}
+		flows = append(flows, f)
+	}
+	return flows, nil
+}
+
 // measureWindow measures a bulk transfer over d after warm.
 //
 // Goodput is counted where the link hands packets to the receiver: the
 // router's transmit counters of the direction's egress veth give the frames
 // the link delivered (random and tail drops happen before it); minus their
-// headers they are the payload, and minus the segments the receiver reported
-// as duplicates (the sender's DSACK count), the distinct payload. The
-// counters are exact at the sampling instants.
+// headers they are the payload, and minus the segments the receivers
+// reported as duplicates (the senders' DSACK counts), the distinct payload.
+// The counters are exact at the sampling instants.
 //
-// The receiver's own in-order count (TCP_INFO bytes_received) is kept as a
+// The receivers' own in-order count (TCP_INFO bytes_received) is kept as a
 // cross-check but is not the measure: it stops at the first hole, so a
 // window end that falls while a lost segment is being recovered misses up
 // to a congestion window of data that has arrived behind the hole (over
 // 100 KB here, a third of a 3 s window at 1 Mbit/s), which then lands in
 // the next window.
-func (l *Lab) measureWindow(ctx context.Context, dir Direction, r, w net.Conn, warm, d time.Duration) (tcpResult, error) {
+func (l *Lab) measureWindow(ctx context.Context, dir Direction, flows []flow, warm, d time.Duration) (tcpResult, error) {
 	type sample struct {
 		at      time.Time
 		tx      DirCounters
 		rcvd    uint64
-		dupSegs uint32
+		dupSegs uint64
 	}
 	take := func() (sample, error) {
 		c, err := l.Counters()
 		if err != nil {
 			return sample{}, err
 		}
-		wi, err := getTCPInfo(w)
-		if err != nil {
-			return sample{}, err
+		s := sample{at: time.Now(), tx: c.Dir(dir)}
+		for _, f := range flows {
+			wi, err := getTCPInfo(f.w)
+			if err != nil {
+				return sample{}, err
+			}
+			ri, err := getTCPInfo(f.r)
+			if err != nil {
+				return sample{}, err
+			}
+			s.rcvd += ri.Bytes_received
+			s.dupSegs += uint64(wi.Dsack_dups)
 		}
-		ri, err := getTCPInfo(r)
-		if err != nil {
-			return sample{}, err
-		}
-		return sample{at: time.Now(), tx: c.Dir(dir), rcvd: ri.Bytes_received, dupSegs: wi.Dsack_dups}, nil
+		return s, nil
 	}
 	sleep := func(t time.Duration) error {
 		select {
@@ -159,17 +182,16 @@ func (l *Lab) measureWindow(ctx context.Context, dir Direction, r, w net.Conn, w
 	if err != nil {
 		return tcpResult{}, err
 	}
-	wi, err := getTCPInfo(w)
+	mss, ts, _, err := tcpInfo(flows)
 	if err != nil {
 		return tcpResult{}, err
 	}
-	hdr := int64(segmentOverhead(wi.Options&tcpiOptTimestamps != 0))
 	frames := int64(s2.tx.TxPackets - s1.tx.TxPackets)
-	payload := int64(s2.tx.TxBytes-s1.tx.TxBytes) - frames*hdr
-	payload -= int64(s2.dupSegs-s1.dupSegs) * int64(wi.Snd_mss)
 	if frames == 0 {
 		return tcpResult{}, fmt.Errorf("bulk transfer: nothing delivered in %s", d)
 	}
+	payload := int64(s2.tx.TxBytes-s1.tx.TxBytes) - frames*int64(segmentOverhead(ts))
+	payload -= int64(s2.dupSegs-s1.dupSegs) * int64(mss)
 	return tcpResult{
 		Bytes:        max(payload, 0),
 		InOrderBytes: int64(s2.rcvd - s1.rcvd),
@@ -185,13 +207,20 @@ func segmentOverhead(timestamps bool) int {
 	return ethHeader + ipv4Header + tcpHeader
 }
 
-// tcpInfo reads the sender's MSS, timestamp option and retransmissions.
-func tcpInfo(c net.Conn) (mss int, ts bool, retrans uint32, err error) {
-	info, err := getTCPInfo(c)
-	if err != nil {
-		return 0, false, 0, err
+// tcpInfo reads the senders' MSS and timestamp option (of the first flow)
+// and their retransmissions (all flows).
+func tcpInfo(flows []flow) (mss int, ts bool, retrans uint32, err error) {
+	for i, f := range flows {
+		info, err := getTCPInfo(f.w)
+		if err != nil {
+			return 0, false, 0, err
+		}
+		if i == 0 {
+			mss, ts = int(info.Snd_mss), info.Options&tcpiOptTimestamps != 0
+		}
+		retrans += info.Total_retrans
 	}
-	return int(info.Snd_mss), info.Options&tcpiOptTimestamps != 0, info.Total_retrans, nil
+	return mss, ts, retrans, nil
 }
 
 func getTCPInfo(c net.Conn) (*unix.TCPInfo, error) {

@@ -31,6 +31,7 @@ type runFlags struct {
 	urls     []string
 	ci       string
 	maxReps  int
+	labName  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -75,6 +76,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "a progress line per second while a case runs")
 	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-width of subscriber throughput is within this share of the mean, e.g. 5%")
 	fl.IntVar(&f.maxReps, "max-reps", 10, "cap on repetitions with --ci")
+	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@127.0.0.1:4222 (host network, wireline only)")
 }
 
@@ -129,7 +131,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 		}
 		urls[name] = raw
 	}
-	return lab.Options{CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
+	return lab.Options{LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }

@@ -68,7 +68,7 @@ func (d *NATS) Mechanism(f scenario.Factors) string {
 			parts = append(parts, "ephemeral pull consumer per subscriber")
 		}
 		if f.Delivery == scenario.Persistent {
-			parts = append(parts, "JetStream publish waiting for PubAck (window of outstanding acks)")
+			parts = append(parts, "JetStream publish waiting for PubAck (window of outstanding acks, at most 50000 over all publishers)")
 		} else {
 			parts = append(parts, "core publish into the stream (no PubAck), flow control by PING/PONG flush")
 		}

@@ -59,6 +59,10 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 		p.window = DefaultWindow(s.Case.Factors.Size)
 	}
 	if s.Case.Factors.Delivery == scenario.Persistent {
+		// All publishers of a case feed one stream, whose ingest queue
+		// nats-server bounds (100 000 messages by default; beyond it
+		// publishes are refused with 429). Share a budget below that.
+		p.window = min(p.window, max(1, jsIngestBudget/max(s.Case.Factors.Publishers, 1)))
 		// The window is enforced here; the library's own cap is set above
 		// it so that it never stalls and errors first.
 		p.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(p.window+1),
@@ -102,6 +106,10 @@ func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
 	p.sinceFlush++
 	return nil
 }
+
+// jsIngestBudget is the total of outstanding JetStream publishes of all
+// publishers of a case: half of nats-server's default stream ingest queue.
+const jsIngestBudget = 50_000
 
 // flushTimeout bounds one PING/PONG round trip: generous, since a window of
 // large messages over a 1 Mbit/s link takes seconds to drain.

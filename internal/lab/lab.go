@@ -38,6 +38,9 @@ type Options struct {
 	Log      io.Writer // progress lines
 	// Verbose progress: a line per second while a case runs.
 	Verbose bool
+	// LabName prefixes the lab's namespaces, interfaces and nft table
+	// (default "pslab"); two runs at once need different names.
+	LabName string
 	// CITarget, when positive, repeats each case beyond Reps until the 95 %
 	// confidence half-width of subscriber throughput is within this fraction
 	// of the mean (e.g. 0.05), or MaxReps is reached.
@@ -90,6 +93,9 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		if err := ext.CheckReachable(context.Background()); err != nil {
 			return p, err
 		}
+	}
+	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName}); err != nil {
+		return p, err
 	}
 	for _, n := range p.Networks {
 		if err := checkNetwork(n); err != nil {
@@ -149,7 +155,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	defer func() { sum.Wall = time.Since(start) }()
 	unit := 0
 	for _, netName := range p.Networks {
-		nw, err := openNetwork(ctx, netName, len(o.URLs) > 0, log)
+		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}

@@ -43,7 +43,7 @@ func checkNetwork(name string) error {
 // verifyDuration is how long a shaped profile is probed before its cases.
 const verifyDuration = 5 * time.Second
 
-func openNetwork(ctx context.Context, name string, external bool, log io.Writer) (*network, error) {
+func openNetwork(ctx context.Context, name, labName string, external bool, log io.Writer) (*network, error) {
 	p, err := netem.LoadProfile(name)
 	if err != nil {
 		return nil, err
@@ -62,14 +62,17 @@ func openNetwork(ctx context.Context, name string, external bool, log io.Writer)
 		nw.host = broker.LoopbackHost{}
 		return nw, nil
 	}
-	removed, err := netem.Cleanup("pslab")
+	if labName == "" {
+		labName = "pslab"
+	}
+	removed, err := netem.Cleanup(labName)
 	if err != nil {
 		return nil, fmt.Errorf("clean up leftovers: %w", err)
 	}
 	for _, r := range removed {
 		fmt.Fprintf(log, "cleanup: removed %s left by an earlier run\n", r)
 	}
-	lab := netem.New(netem.Options{Prefix: "pslab"})
+	lab := netem.New(netem.Options{Prefix: labName})
 	if err := lab.Up(ctx); err != nil {
 		_ = lab.Down()
 		return nil, err

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"pslab/internal/report"
+	"pslab/internal/results"
+)
+
+type reportFlags struct {
+	format string
+	out    string
+}
+
+func newReportCmd() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report RESULTS...",
+		Short: "Tables of measured results next to the paper's, and a check of the paper's claims",
+		Long: `Read result records (run bundle directories or records.jsonl files; several
+are pooled) and write a report:
+
+  - a claims check: each of Gaddah & Kunz's qualitative conclusions evaluated
+    on the paper's own values and on each broker's measurements, as holds /
+    does not hold / not measurable, with the numbers behind each verdict;
+  - per suite, one row per case x broker x network: publisher and subscriber
+    throughput (mean ± 95 % half-width over repetitions) and mean latency next
+    to the paper's values (wireline against the paper's wireline column,
+    wifi-paper against its wireless column), the wireless/wireline ratios,
+    errata notes, a summary of the records' flags, and failed runs.
+
+--format csv writes the per-case table only, one row per case x broker x
+network. See docs/report.md for how each claim is evaluated.
+
+A missing, empty or malformed records file is bad input (exit code 2); a bad
+line is reported as file:line.`,
+		Example: `  pslab report runs/gaddah-kunz-set1-20260101-120000
+  pslab report runs/set1 runs/set2 --out results/REPORT.md
+  pslab report runs/set2/records.jsonl --format csv --out set2.csv`,
+		Args: argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "md", "output format: md (markdown, with the claims check) or csv (per-case table)")
+	fl.StringVarP(&f.out, "out", "o", "", "write to this file (atomically) instead of standard output")
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newReportCmd()) }
+
+func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
+	if f.format != "md" && f.format != "csv" {
+		return badInputf("--format %q: want md or csv", f.format)
+	}
+	recs, err := report.ReadRecords(args...)
+	if err != nil {
+		// Missing, empty or malformed input: nothing to report on.
+		return badInput(err)
+	}
+	d := report.Build(recs)
+	var buf bytes.Buffer
+	var w io.Writer = cmd.OutOrStdout()
+	if f.out != "" {
+		w = &buf
+	}
+	switch f.format {
+	case "md":
+		err = report.WriteMarkdown(w, d, report.EvaluateClaims(d), args)
+	case "csv":
+		err = report.WriteCSV(w, d)
+	}
+	if err != nil {
+		return err
+	}
+	if f.out != "" {
+		if err := results.WriteAtomic(f.out, buf.Bytes()); err != nil {
+			return fmt.Errorf("write %s: %w", f.out, err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "report: %d records -> %s\n", d.Records, f.out)
+	}
+	return nil
+}

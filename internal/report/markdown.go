@@ -1,0 +1,366 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// WriteMarkdown writes the full report: inputs, the claims check, and per
+// suite the measured numbers next to the paper's, the wireless/wireline
+// ratios, errata notes, flags and failed runs. sources are the paths the
+// records came from (for the header only).
+func WriteMarkdown(w io.Writer, d *Dataset, claims []Claim, sources []string) error {
+	bw := bufio.NewWriter(w)
+	m := &mdWriter{w: bw}
+	m.header(d, sources)
+	m.claims(d, claims)
+	for _, s := range d.Suites {
+		m.suite(d, s)
+	}
+	return bw.Flush()
+}
+
+type mdWriter struct{ w *bufio.Writer }
+
+func (m *mdWriter) p(format string, a ...any) { fmt.Fprintf(m.w, format+"\n", a...) }
+
+func (m *mdWriter) row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = strings.ReplaceAll(strings.ReplaceAll(c, "|", `\|`), "\n", " ")
+	}
+	m.p("| %s |", strings.Join(cells, " | "))
+}
+
+func (m *mdWriter) head(cells ...string) {
+	m.row(cells...)
+	seps := make([]string, len(cells))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	m.p("|%s|", strings.Join(seps, "|"))
+}
+
+func (m *mdWriter) header(d *Dataset, sources []string) {
+	m.p("# pslab report")
+	m.p("")
+	m.p("Records: %d from %s (%d failed repetitions). Suites: %s. Brokers: %s. Networks: %s. Runs: %s.",
+		d.Records, strings.Join(sources, ", "), d.Failed, strings.Join(d.Suites, ", "),
+		strings.Join(d.Brokers, ", "), strings.Join(d.Networks, ", "), strings.Join(d.RunIDs, ", "))
+	m.p("")
+	if d.Quick > 0 {
+		m.p("**%d of %d records come from --quick runs** (short windows, reduced client counts in the big cases): they check that the pipeline works and are not comparable with the paper.", d.Quick, d.Records)
+		m.p("")
+	}
+	m.p("Throughput is msgs/s summed over publishers (pub) or subscribers (sub), mean ± 95 %% confidence half-width over repetitions; latency is the mean over every delivery in the window, in ms, averaged over repetitions. \"paper\" is the published value for the same case: wireline against the paper's wireline column, wifi-paper against its emulated 802.11 column. See docs/report.md for how to read this report and how each claim is evaluated.")
+	m.p("")
+}
+
+func (m *mdWriter) claims(d *Dataset, claims []Claim) {
+	m.p("## Claims check")
+	m.p("")
+	m.p("Each of the paper's qualitative conclusions, evaluated on the paper's own printed values (a check that the rule says what the paper's numbers say) and on each broker's measurements. (k/n): k of n comparisons agree; a claim holds when more than half agree. \"Similar\" means within ±%.0f %%. Flagged: comparisons involving records with flags (see the suite sections).", 100*Tolerance)
+	m.p("")
+	cols := append([]string{"claim", "paper's values"}, d.Brokers...)
+	m.head(cols...)
+	for _, c := range claims {
+		cells := []string{fmt.Sprintf("[%s](#claim-%s): %s", c.ID, c.ID, c.Statement), c.Paper.summary()}
+		for _, b := range d.Brokers {
+			cells = append(cells, c.ByBroker[b].summary())
+		}
+		m.row(cells...)
+	}
+	m.p("")
+	for _, c := range claims {
+		m.claimDetail(d, c)
+	}
+}
+
+func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
+	m.p(`<a id="claim-%s"></a>`, c.ID)
+	m.p("### %s", c.ID)
+	m.p("")
+	m.p("%s.", c.Statement)
+	m.p("")
+	m.p("- Paper: %s", c.Source)
+	m.p("- Rule: %s", c.Rule)
+	m.p("- Needs: %s", c.Needs)
+	sources := append([]string{PaperSource}, d.Brokers...)
+	outcome := func(s string) Outcome {
+		if s == PaperSource {
+			return c.Paper
+		}
+		return c.ByBroker[s]
+	}
+	for _, s := range sources {
+		o := outcome(s)
+		line := fmt.Sprintf("- %s: **%s**", s, o.summary())
+		if o.Reason != "" {
+			line += ": " + o.Reason
+		}
+		m.p("%s", line)
+	}
+	m.p("")
+	// One row per comparison, one column per source.
+	var keys []string
+	seen := map[string]bool{}
+	for _, s := range sources {
+		for _, it := range outcome(s).Items {
+			if !seen[it.Key] {
+				seen[it.Key] = true
+				keys = append(keys, it.Key)
+			}
+		}
+	}
+	if len(keys) > 0 {
+		m.head(append([]string{"comparison"}, sources...)...)
+		for _, k := range keys {
+			cells := []string{k}
+			for _, s := range sources {
+				cells = append(cells, itemCell(outcome(s).Items, k))
+			}
+			m.row(cells...)
+		}
+		m.p("")
+		m.p("✓ agrees with the claim, ✗ does not; † involves flagged records.")
+		m.p("")
+	}
+	for _, s := range sources {
+		if sk := outcome(s).Skipped; len(sk) > 0 {
+			m.p("Not compared (%s): %s.", s, strings.Join(sk, "; "))
+			m.p("")
+		}
+	}
+}
+
+func itemCell(items []Item, key string) string {
+	for _, it := range items {
+		if it.Key != key {
+			continue
+		}
+		mark := "✗"
+		if it.Supports {
+			mark = "✓"
+		}
+		s := mark + " " + it.Text
+		if len(it.Flags) > 0 {
+			s += " † " + strings.Join(it.Flags, ",")
+		}
+		return s
+	}
+	return "–"
+}
+
+// paperCell prints a published value, with the erratum's reading if any.
+func paperCell(g *Group, metric string) string {
+	v, ok := LookupPaper(g.Paper, metric, g.Network)
+	if !ok {
+		return "–"
+	}
+	if v.HasErrata {
+		return fmt.Sprintf("%s (printed %s)", FormatNum(v.Corrected), FormatNum(v.Printed))
+	}
+	return FormatNum(v.Printed)
+}
+
+func (m *mdWriter) suite(d *Dataset, suite string) {
+	cases := d.Cases(suite)
+	m.p("## Suite %s", suite)
+	m.p("")
+	m.p("### Throughput and latency")
+	m.p("")
+	m.head("case", "factors", "broker", "network", "reps", "pub msgs/s", "paper", "sub msgs/s", "paper",
+		"latency ms", "paper", "p99 ms", "lost", "late", "flags")
+	for _, g := range d.Groups {
+		if g.Suite != suite {
+			continue
+		}
+		id := g.Case
+		if g.Quick {
+			id += " (quick)"
+		}
+		factors := g.Factors.String()
+		if g.MixedFactors {
+			factors += " (records disagree on factors)"
+		}
+		reps := fmt.Sprint(g.Reps)
+		if len(g.Failed) > 0 {
+			reps += fmt.Sprintf(" (+%d failed)", len(g.Failed))
+		}
+		if g.Reps == 0 {
+			m.row(id, factors, g.Broker, g.Network, reps, "FAILED", paperCell(g, PubTput), "FAILED", paperCell(g, SubTput),
+				"FAILED", paperCell(g, LatencyMs), "", "", "", "")
+			continue
+		}
+		p99 := "–"
+		if g.P99.Valid() {
+			p99 = FormatNum(g.P99.Mean)
+		}
+		m.row(id, factors, g.Broker, g.Network, reps,
+			FormatStat(g.Pub), paperCell(g, PubTput), FormatStat(g.Sub), paperCell(g, SubTput),
+			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, fmt.Sprint(g.Lost), fmt.Sprint(g.Late), flagList(g))
+	}
+	m.p("")
+	m.ratios(d, suite, cases)
+	m.notes(cases)
+	m.flags(d, suite)
+	m.failures(d, suite)
+}
+
+// ratios prints other network / wireline for each case and broker, measured
+// and published.
+func (m *mdWriter) ratios(d *Dataset, suite string, cases []*Group) {
+	var others []string
+	for _, n := range d.Networks {
+		if n != Wireline {
+			others = append(others, n)
+		}
+	}
+	if len(others) == 0 {
+		return
+	}
+	for _, n := range others {
+		m.p("### %s / wireline ratios", n)
+		m.p("")
+		m.head("case", "broker", "pub measured", "pub paper", "sub measured", "sub paper", "latency measured", "latency paper")
+		for _, c := range cases {
+			for _, b := range d.Brokers {
+				wl, ot := d.Get(suite, c.Case, b, Wireline), d.Get(suite, c.Case, b, n)
+				if wl == nil && ot == nil {
+					continue
+				}
+				m.row(c.Case, b,
+					measuredRatio(wl, ot, func(g *Group) Stat { return g.Pub }),
+					paperRatio(c.Paper, PubTput, n),
+					measuredRatio(wl, ot, func(g *Group) Stat { return g.Sub }),
+					paperRatio(c.Paper, SubTput, n),
+					measuredRatio(wl, ot, func(g *Group) Stat { return g.Lat }),
+					paperRatio(c.Paper, LatencyMs, n))
+			}
+		}
+		m.p("")
+	}
+}
+
+func measuredRatio(wl, ot *Group, get func(*Group) Stat) string {
+	if wl == nil || ot == nil || wl.Reps == 0 || ot.Reps == 0 {
+		return "–"
+	}
+	a, b := get(wl), get(ot)
+	if !a.Valid() || !b.Valid() {
+		return "–"
+	}
+	return FormatRatio(ratio(b.Mean, a.Mean))
+}
+
+func paperRatio(paper map[string]float64, metric, network string) string {
+	a, ok1 := LookupPaper(paper, metric, Wireline)
+	b, ok2 := LookupPaper(paper, metric, network)
+	if !ok1 || !ok2 {
+		return "–"
+	}
+	return FormatRatio(ratio(b.Value(), a.Value()))
+}
+
+func (m *mdWriter) notes(cases []*Group) {
+	var lines []string
+	for _, c := range cases {
+		if c.Note != "" {
+			lines = append(lines, fmt.Sprintf("- Case %s (%s): %s", c.Case, c.Name, c.Note))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	m.p("### Notes and errata")
+	m.p("")
+	for _, l := range lines {
+		m.p("%s", l)
+	}
+	m.p("")
+}
+
+func flagList(g *Group) string {
+	var names []string
+	for n := range g.Flags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = fmt.Sprintf("%s×%d", n, g.Flags[n])
+	}
+	return strings.Join(names, ", ")
+}
+
+func (m *mdWriter) flags(d *Dataset, suite string) {
+	type agg struct {
+		records int
+		where   []string
+		text    string
+	}
+	byName := map[string]*agg{}
+	for _, g := range d.Groups {
+		if g.Suite != suite {
+			continue
+		}
+		for n, k := range g.Flags {
+			a := byName[n]
+			if a == nil {
+				a = &agg{text: g.FlagText[n]}
+				byName[n] = a
+			}
+			a.records += k
+			a.where = append(a.where, fmt.Sprintf("%s/%s/%s", g.Case, g.Broker, g.Network))
+		}
+	}
+	if len(byName) == 0 {
+		return
+	}
+	var names []string
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	m.p("### Flags")
+	m.p("")
+	m.p("Reasons not to take a record's numbers at face value, as the run recorded them.")
+	m.p("")
+	m.head("flag", "records", "case/broker/network", "first seen as")
+	for _, n := range names {
+		a := byName[n]
+		where := a.where
+		if len(where) > 12 {
+			where = append(where[:12:12], fmt.Sprintf("and %d more", len(a.where)-12))
+		}
+		m.row(n, fmt.Sprint(a.records), strings.Join(where, ", "), a.text)
+	}
+	m.p("")
+}
+
+func (m *mdWriter) failures(d *Dataset, suite string) {
+	var rows [][]string
+	for _, g := range d.Groups {
+		if g.Suite != suite {
+			continue
+		}
+		for _, f := range g.Failed {
+			rows = append(rows, []string{g.Case, g.Broker, g.Network, fmt.Sprint(f.Rep), f.RunID, f.Error})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.p("### Failed runs")
+	m.p("")
+	m.head("case", "broker", "network", "rep", "run", "error")
+	for _, r := range rows {
+		m.row(r...)
+	}
+	m.p("")
+}
+
+// finite maps NaN and infinities to ok=false.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
