@@ -36,14 +36,13 @@ func (l *Lab) Apply(p Profile) (Backend, error) {
 	if err != nil {
 		// Refused before anything changed; still clear the old shaping
 		// so a failed Apply never leaves a previous profile in force.
-		return "", errors.Join(err, l.clear())
+		return "", errors.Join(err, l.clearToUnshaped())
 	}
-	if err := l.clear(); err != nil {
+	if err := l.clearToUnshaped(); err != nil {
 		return "", err
 	}
-	l.applied, l.backend = nil, ""
 	if err := l.install(c); err != nil {
-		return "", errors.Join(fmt.Errorf("netem: apply %s with %s: %w", p.Name, b, err), l.clear())
+		return "", errors.Join(fmt.Errorf("netem: apply %s with %s: %w", p.Name, b, err), l.clearToUnshaped())
 	}
 	pp := p
 	l.applied, l.backend = &pp, b
@@ -63,11 +62,19 @@ func (l *Lab) install(c config) error {
 	return nil
 }
 
-// clear removes all shaping from the router: qdiscs, IFB, nft table.
-func (l *Lab) clear() error {
+// clearToUnshaped removes all shaping from the router (qdiscs, IFB, nft
+// table) and records the link as unshaped (l.mu held).
+func (l *Lab) clearToUnshaped() error {
+	l.applied, l.backend = nil, ""
 	err := withHandle(l.n.NsRtr, func(h *netlink.Handle) error { return clearTC(h, l.n) })
-	return errors.Join(err, clearNft(l.n.NsRtr, l.n))
+	if err = errors.Join(err, clearNft(l.n.NsRtr, l.n)); err == nil {
+		l.applied, l.backend = &unshaped, BackendNone
+	}
+	return err
 }
+
+// unshaped is what the link is after Up or a clear: plain forwarding.
+var unshaped = Profile{Name: "unshaped", Duplex: DuplexFull}
 
 // chooseBackend picks the backend for a shaped profile (l.mu held).
 func (l *Lab) chooseBackend() (Backend, error) {

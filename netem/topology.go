@@ -38,7 +38,7 @@ func (l *Lab) Up(ctx context.Context) error {
 		l.unlock()
 		return errors.Join(fmt.Errorf("netem: up: %w", err), cerr)
 	}
-	l.applied, l.backend = &Profile{Name: "wireline", Duplex: DuplexFull}, BackendNone
+	l.applied, l.backend = &unshaped, BackendNone
 	return nil
 }
 

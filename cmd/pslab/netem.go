@@ -51,8 +51,10 @@ Profiles: ` + strings.Join(netem.BuiltinProfiles(), ", ") + `, or a YAML file
 		Use:   "up PROFILE",
 		Short: "Build the namespaces and apply a profile, and leave them up",
 		Long: `Remove leftovers of an earlier run, build the namespaces, veths and routes,
-apply PROFILE and leave everything up (until ` + "`pslab netem down`" + `). Prints
-the backend used.`,
+apply PROFILE and leave everything up: until ` + "`pslab netem down`" + `, or until
+a later pslab run or netem command with the same prefix replaces it (once
+this command has exited, the lab counts as a leftover). Prints the backend
+used. Run programs in it with ip netns exec <prefix>-cli|<prefix>-brk.`,
 		Example: "  pslab netem up wifi-paper",
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE:    func(c *cobra.Command, args []string) error { return netemUp(c, f, args[0]) },

@@ -58,6 +58,10 @@ func serveNATS() error {
 		NoSigs:     true,
 		// 800-connection cases: leave room.
 		MaxConn: 4096,
+		// A client on the emulated 1 Mbit/s lossy link may need several
+		// seconds (SYN and segment retransmissions) to send CONNECT; the
+		// default 2 s would refuse it. Connection set-up is not measured.
+		AuthTimeout: 30,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

@@ -58,6 +58,10 @@ func NewSTOMP(ep Endpoint) (Driver, error) {
 
 func (d *stompDriver) Name() string { return "artemis" }
 
+// SupportsSTOMP is the STOMP driver's Supports, usable before any broker
+// runs (to select cases).
+func SupportsSTOMP(f scenario.Factors) error { return (&stompDriver{}).Supports(f) }
+
 // Supports implements Driver. Every factor of the paper has an Artemis STOMP
 // expression; only values outside the scenario's vocabulary are refused.
 func (d *stompDriver) Supports(f scenario.Factors) error {

@@ -17,8 +17,9 @@ import (
 // loopback: 1 publisher, 1 subscriber, 100 B bodies, AUTO ack, window 1000,
 // after 100000 warm-up messages. It reports end-to-end msgs/s (first send
 // to last delivery), the publisher's own rate, and latency percentiles
-// (send time stamped in the body). The publisher saturates, so latency
-// includes the queue that builds when it outruns the subscriber.
+// (send time stamped in the body). Unpaced, the publisher saturates and
+// latency includes the queue that builds when it outruns the subscriber;
+// the paced case sends at a fixed rate the subscriber keeps up with.
 //
 //	go test -run '^$' -bench STOMP -benchtime 200000x ./internal/driver
 func BenchmarkSTOMP(b *testing.B) {
@@ -41,19 +42,21 @@ func BenchmarkSTOMP(b *testing.B) {
 		name string
 		sub  scenario.Subscription
 		del  scenario.Delivery
+		rate int // msgs/s; 0: saturate
 	}{
-		{"nondurable-nonpersistent", scenario.NonDurable, scenario.NonPersistent},
-		{"durable-persistent", scenario.Durable, scenario.Persistent},
+		{"nondurable-nonpersistent", scenario.NonDurable, scenario.NonPersistent, 0},
+		{"durable-persistent", scenario.Durable, scenario.Persistent, 0},
+		{"nondurable-nonpersistent-5000/s", scenario.NonDurable, scenario.NonPersistent, 5000},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			f := scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne,
 				Subscription: bc.sub, Delivery: bc.del, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 100}
-			benchSTOMP(b, d, f)
+			benchSTOMP(b, d, f, bc.rate)
 		})
 	}
 }
 
-func benchSTOMP(b *testing.B, d driver.Driver, f scenario.Factors) {
+func benchSTOMP(b *testing.B, d driver.Driver, f scenario.Factors, rate int) {
 	ctx := context.Background()
 	cs := driver.CaseSpec{Prefix: "pslab-bench", Factors: f}
 	d.Purge(ctx, cs.Prefix)
@@ -102,6 +105,11 @@ func benchSTOMP(b *testing.B, d driver.Driver, f scenario.Factors) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
+		if rate > 0 { // open loop: send i at t0 + i/rate
+			if wait := time.Until(t0.Add(time.Duration(i) * time.Second / time.Duration(rate))); wait > 0 {
+				time.Sleep(wait)
+			}
+		}
 		binary.LittleEndian.PutUint64(body, uint64(time.Since(start).Nanoseconds()))
 		if err := pub.Publish(ctx, driver.Message{Body: body, Sel: -1}); err != nil {
 			b.Fatal(err)

@@ -58,6 +58,7 @@ type Plan struct {
 	Networks []string
 	Cases    []scenario.Case
 	Reps     int
+	Skipped  []string // what was left out and why (said before running)
 }
 
 // Units is the number of case runs (case x broker x network x rep).
@@ -97,14 +98,27 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName}); err != nil {
 		return p, err
 	}
+	var nets []string
 	for _, n := range p.Networks {
-		if err := checkNetwork(n); err != nil {
+		prof, err := netem.LoadProfile(n)
+		if err != nil {
 			return p, err
 		}
-		if prof, _ := netem.LoadProfile(n); prof.Shaped() && len(o.URLs) > 0 {
+		if prof.Shaped() && len(o.URLs) > 0 {
 			return p, fmt.Errorf("network %s: an external broker (--url) is reached over the host network; link emulation needs a broker pslab starts itself", n)
 		}
+		if prof.Shaped() {
+			if err := netem.Supported(); err != nil {
+				p.Skipped = append(p.Skipped, fmt.Sprintf("network %s skipped: link emulation needs root and network namespaces (%v)", n, err))
+				continue
+			}
+		}
+		nets = append(nets, n)
 	}
+	if len(nets) == 0 {
+		return p, fmt.Errorf("no network can run here: %s", strings.Join(p.Skipped, "; "))
+	}
+	p.Networks = nets
 	for _, c := range s.Cases {
 		if o.Cases == nil || o.Cases(c.ID) {
 			p.Cases = append(p.Cases, c)

@@ -24,22 +24,6 @@ type network struct {
 	verify  any
 }
 
-// checkNetwork validates a network name (a built-in profile or a YAML file)
-// and that this machine can emulate it.
-func checkNetwork(name string) error {
-	p, err := netem.LoadProfile(name)
-	if err != nil {
-		return err
-	}
-	if !p.Shaped() {
-		return nil
-	}
-	if err := netem.Supported(); err != nil {
-		return fmt.Errorf("network %s needs link emulation, which is not available here: %v (run as root, or use --network wireline)", name, err)
-	}
-	return nil
-}
-
 // verifyDuration is how long a shaped profile is probed before its cases.
 const verifyDuration = 5 * time.Second
 

@@ -205,7 +205,7 @@ func finish(def claimDef, ps *points, o Outcome) Outcome {
 	}
 	switch {
 	case o.Total == 0 && o.Reason == "":
-		o.Verdict, o.Reason = NotMeasurable, "no comparable cases in the results: needs "+def.needs
+		o.Verdict, o.Reason = NotMeasurable, "no comparable cases in the results (see Needs)"
 	case o.Total == 0:
 		o.Verdict = NotMeasurable
 	case 2*o.Support > o.Total:

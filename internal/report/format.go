@@ -48,10 +48,10 @@ func FormatRatio(r float64) string {
 		return fmt.Sprintf("×%.0f", r)
 	case a >= 10:
 		return fmt.Sprintf("×%.1f", r)
-	case a >= 0.01:
+	case a >= 1:
 		return fmt.Sprintf("×%.2f", r)
 	}
-	return fmt.Sprintf("×%.2g", r)
+	return fmt.Sprintf("×%.2g", r) // two significant digits: ×0.56, ×0.095
 }
 
 // ratio is b/a, NaN when either is missing or a is zero.

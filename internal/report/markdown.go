@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -161,10 +162,13 @@ func paperCell(g *Group, metric string) string {
 		return "–"
 	}
 	if v.HasErrata {
-		return fmt.Sprintf("%s (printed %s)", FormatNum(v.Corrected), FormatNum(v.Printed))
+		return fmt.Sprintf("%s (printed %s)", asPrinted(v.Corrected), asPrinted(v.Printed))
 	}
-	return FormatNum(v.Printed)
+	return asPrinted(v.Printed)
 }
+
+// asPrinted shows a published value with the digits the paper printed.
+func asPrinted(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func (m *mdWriter) suite(d *Dataset, suite string) {
 	cases := d.Cases(suite)

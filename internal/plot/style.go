@@ -1,0 +1,194 @@
+package plot
+
+import (
+	"image/color"
+	"math"
+	"strconv"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Colours of the series (Okabe-Ito, readable by colour-blind readers).
+var palette = []color.RGBA{
+	{0, 114, 178, 255},   // blue
+	{213, 94, 0, 255},    // vermillion
+	{86, 180, 233, 255},  // sky blue
+	{230, 159, 0, 255},   // orange
+	{0, 158, 115, 255},   // green
+	{204, 121, 167, 255}, // purple
+	{0, 0, 0, 255},       // black
+}
+
+var (
+	black = color.RGBA{0, 0, 0, 255}
+	grey  = color.RGBA{110, 110, 110, 255}
+	light = color.RGBA{200, 200, 200, 255}
+)
+
+func textStyle(size vg.Length) text.Style {
+	return text.Style{Color: black, Font: font.From(gplot.DefaultFont, size), Handler: gplot.DefaultTextHandler}
+}
+
+// fillText writes s with its top-left (or top-centre) at pt.
+func fillText(c draw.Canvas, size vg.Length, pt vg.Point, s string, center bool) {
+	st := textStyle(size)
+	st.YAlign = draw.YTop
+	if center {
+		st.XAlign = draw.XCenter
+	}
+	c.FillText(st, pt, s)
+}
+
+// newPlot is a plot with the house style: readable fonts, grid lines.
+func newPlot(title, xLabel, yLabel string) *gplot.Plot {
+	p := gplot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 12
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.X.Label.TextStyle.Font.Size = 11
+	p.Y.Label.TextStyle.Font.Size = 11
+	p.X.Tick.Label.Font.Size = 10
+	p.Y.Tick.Label.Font.Size = 10
+	return p
+}
+
+// logY makes the Y axis logarithmic over [lo, hi] (both > 0), with a tick
+// at every 1-2-5 step and labels at decades and at 2 and 5 when the range
+// is narrow.
+func logY(p *gplot.Plot, lo, hi float64) {
+	p.Y.Scale = gplot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Y.Min, p.Y.Max = lo, hi
+}
+
+// logRange pads [min, max] of positive values for a log axis.
+func logRange(min, max float64) (float64, float64) {
+	if min <= 0 || math.IsInf(min, 0) || math.IsNaN(min) {
+		return 0.1, 10
+	}
+	if max <= min {
+		max = min
+	}
+	return min / 2, max * 2
+}
+
+// logTicks labels decades (1, 10, 100, 1k, ...) and, when fewer than three
+// decades are shown, the 2 and 5 in between.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []gplot.Tick {
+	if min <= 0 || max <= min {
+		return nil
+	}
+	lo := math.Floor(math.Log10(min))
+	hi := math.Ceil(math.Log10(max))
+	labelMinor := hi-lo <= 3
+	var ticks []gplot.Tick
+	for e := lo; e <= hi; e++ {
+		dec := math.Pow(10, e)
+		for m := 1.0; m < 10; m++ {
+			v := m * dec
+			if v < min*0.999 || v > max*1.001 {
+				continue
+			}
+			t := gplot.Tick{Value: v}
+			if m == 1 || (labelMinor && (m == 2 || m == 5)) {
+				t.Label = siLabel(v)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// siLabel prints 0.01, 0.5, 20, 5k, 1M.
+func siLabel(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// legendEntry is one line of a figure's legend.
+type legendEntry struct {
+	name  string
+	thumb gplot.Thumbnailer
+}
+
+// drawLegend draws entries top-down in c.
+func drawLegend(c draw.Canvas, title string, entries []legendEntry) {
+	l := gplot.NewLegend()
+	l.Top, l.Left = true, true
+	l.TextStyle.Font.Size = 10
+	l.ThumbnailWidth = vg.Points(22)
+	for _, e := range entries {
+		l.Add(e.name, e.thumb)
+	}
+	if title != "" {
+		fillText(c, 10, vg.Point{X: c.Min.X, Y: c.Max.Y}, title, false)
+		c.Max.Y -= 16
+	}
+	l.Draw(c)
+}
+
+// thumbFunc adapts a function to gplot.Thumbnailer.
+type thumbFunc func(c *draw.Canvas)
+
+func (f thumbFunc) Thumbnail(c *draw.Canvas) { f(c) }
+
+// swatch is a filled box legend thumbnail.
+func swatch(col color.Color) gplot.Thumbnailer {
+	return thumbFunc(func(c *draw.Canvas) {
+		pts := []vg.Point{c.Min, {X: c.Min.X, Y: c.Max.Y}, c.Max, {X: c.Max.X, Y: c.Min.Y}}
+		c.FillPolygon(col, pts)
+	})
+}
+
+// lineThumb is a line (solid or dashed) with an optional glyph.
+func lineThumb(ls draw.LineStyle, gs *draw.GlyphStyle) gplot.Thumbnailer {
+	return thumbFunc(func(c *draw.Canvas) {
+		y := c.Center().Y
+		c.StrokeLine2(ls, c.Min.X, y, c.Max.X, y)
+		if gs != nil {
+			c.DrawGlyphNoClip(*gs, c.Center())
+		}
+	})
+}
+
+func glyphThumb(gs draw.GlyphStyle) gplot.Thumbnailer {
+	return thumbFunc(func(c *draw.Canvas) { c.DrawGlyphNoClip(gs, c.Center()) })
+}
+
+func solid(col color.Color, w vg.Length) draw.LineStyle {
+	return draw.LineStyle{Color: col, Width: w}
+}
+
+func dashed(col color.Color, w vg.Length) draw.LineStyle {
+	return draw.LineStyle{Color: col, Width: w, Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+}
+
+// paperMark is how published values are drawn: a hollow black diamond.
+var paperMark = draw.GlyphStyle{Color: black, Radius: vg.Points(4.5), Shape: diamondGlyph{}}
+
+// diamondGlyph is a hollow diamond.
+type diamondGlyph struct{}
+
+func (diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := sty.Radius
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.3)})
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y})
+	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y})
+	p.Close()
+	c.Stroke(p)
+}

@@ -1,0 +1,58 @@
+package report
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadRecordsErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		path, want string
+		line       int
+	}{
+		{"testdata/missing.jsonl", "no such file", 0},
+		{dir, "no records file in this directory", 0},
+		{"testdata/empty.jsonl", "no records in the file", 0},
+		{"testdata/bad-line.jsonl", "not a result record", 2},
+		{"testdata/not-record.jsonl", "no \"schema\" field", 1},
+	} {
+		_, err := ReadRecords(tc.path)
+		require.Error(t, err, tc.path)
+		var ie *InputError
+		require.True(t, errors.As(err, &ie), "%s: %T", tc.path, err)
+		assert.Contains(t, err.Error(), tc.want, tc.path)
+		assert.Equal(t, tc.line, ie.Line, tc.path)
+		if tc.line > 0 {
+			assert.Contains(t, err.Error(), tc.path+":"+string(rune('0'+tc.line))+":", "file:line in %q", err.Error())
+		}
+	}
+	_, err := ReadRecords()
+	assert.Error(t, err)
+}
+
+func TestReadRecordsBundleAndSeveral(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("testdata/table.jsonl")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "records.jsonl"), data, 0o644))
+	one, err := ReadRecords(dir)
+	require.NoError(t, err)
+	assert.Len(t, one, 6)
+	two, err := ReadRecords(dir, "testdata/claims.jsonl")
+	require.NoError(t, err)
+	assert.Len(t, two, 6+72)
+}
+
+func TestReadRecordsNewerSchema(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte(`{"schema":99,"case":"1","broker":"b","network":{"profile":"wireline"}}`+"\n"), 0o644))
+	_, err := ReadRecords(p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), p+":1: record schema 99 is newer")
+}
