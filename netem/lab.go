@@ -197,3 +197,41 @@ func newAnonNS() (netns.NsHandle, error) {
 	}()
 	return ns, <-errc
 }
+
+// KernelBackend reports which backend a shaped profile gets on this kernel:
+// BackendNetem where sch_netem exists, else BackendTBFNft. It probes in an
+// anonymous namespace (gone when the check ends) and touches nothing else.
+func KernelBackend() (Backend, error) {
+	if err := Supported(); err != nil {
+		return "", err
+	}
+	ns, err := newAnonNS()
+	if err != nil {
+		return "", err
+	}
+	defer ns.Close()
+	var has bool
+	err = inNS(ns, func() error {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		lo, err := h.LinkByName("lo")
+		if err != nil {
+			return err
+		}
+		if err := h.LinkSetUp(lo); err != nil {
+			return err
+		}
+		has, err = kernelHasNetem(h)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if has {
+		return BackendNetem, nil
+	}
+	return BackendTBFNft, nil
+}

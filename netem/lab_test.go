@@ -404,3 +404,17 @@ func TestVerifyRefusesAnotherProfile(t *testing.T) {
 		t.Fatalf("verify of a profile that is not applied: %v", err)
 	}
 }
+
+func TestKernelBackendMatchesProbe(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: probes in a network namespace")
+	}
+	b, err := KernelBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != BackendNetem && b != BackendTBFNft {
+		t.Fatalf("backend %q", b)
+	}
+	t.Logf("kernel backend: %s", b)
+}

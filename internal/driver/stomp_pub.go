@@ -12,6 +12,9 @@ import (
 	"pslab/internal/scenario"
 )
 
+// DefaultSTOMPWindow is the publisher window when PubSpec.Window is 0.
+const DefaultSTOMPWindow = 1024
+
 // stompReceiptEvery is k: a SEND carries a receipt header every k sends, so
 // up to Window/k receipts are in flight and the pipe never drains.
 func stompReceiptEvery(window int) int {
@@ -44,8 +47,11 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 	if err := checkName(s.Case.Prefix); err != nil {
 		return nil, err
 	}
-	if s.Window < 1 {
-		return nil, fmt.Errorf("publisher %d: window %d: need at least 1 unconfirmed send", s.ID, s.Window)
+	if s.Window < 0 {
+		return nil, fmt.Errorf("publisher %d: negative window %d", s.ID, s.Window)
+	}
+	if s.Window == 0 {
+		s.Window = DefaultSTOMPWindow
 	}
 	c, err := dialSTOMP(ctx, d.ep, "", nil)
 	if err != nil {

@@ -304,6 +304,24 @@ func TestPublisherWindow(t *testing.T) {
 	}
 }
 
+func TestPublisherWindowDefault(t *testing.T) {
+	s := newFakeSTOMP(t, false)
+	d, _ := NewSTOMP(s.endpoint())
+	ctx := context.Background()
+	cs := CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}
+	if _, err := d.Publisher(ctx, PubSpec{Case: cs, Window: -1}); err == nil {
+		t.Error("negative window accepted")
+	}
+	pub, err := d.Publisher(ctx, PubSpec{Case: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if p := pub.(*stompPub); p.window != DefaultSTOMPWindow || p.every != DefaultSTOMPWindow/4 {
+		t.Errorf("window 0 became %d, k %d", p.window, p.every)
+	}
+}
+
 // Flush after a send without a receipt confirms through BEGIN/ABORT.
 func TestPublisherFlushMarker(t *testing.T) {
 	s := newFakeSTOMP(t, false)

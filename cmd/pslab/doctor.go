@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"pslab/internal/broker"
+	"pslab/netem"
+)
+
+func init() {
+	rootCmd.AddCommand(&cobra.Command{
+		Use:   "doctor",
+		Short: "Say what this machine supports, and what to do about the rest",
+		Long: `Check what pslab needs and report each item as ok, missing or limited,
+with what to do: root and network namespaces (link emulation), which link
+emulation backend the kernel allows, Java and Maven (Artemis), whether
+Artemis is installed, and whether a Docker engine is reachable.`,
+		Example: "  sudo pslab doctor",
+		Args:    argsCheck(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			doctor(cmd.OutOrStdout())
+			return nil
+		},
+	})
+}
+
+func doctor(w io.Writer) {
+	line := func(status, what, detail string) { fmt.Fprintf(w, "%-8s %-22s %s\n", status, what, detail) }
+	if os.Geteuid() == 0 {
+		line("ok", "root", "link emulation can build its namespaces")
+	} else {
+		line("limited", "root", "not root: runs wireline on loopback only; run as root for the emulated links")
+	}
+	if err := netem.Supported(); err != nil {
+		line("missing", "link emulation", err.Error())
+	} else {
+		line("ok", "link emulation", "network namespaces, veth and netlink work")
+		line("info", "emulation backend", backendReport())
+	}
+	if out, err := exec.Command("java", "-version").CombinedOutput(); err != nil {
+		line("missing", "java", "Artemis needs Java 17+: apt-get install openjdk-17-jre-headless")
+	} else {
+		line("ok", "java", firstLine(string(out)))
+	}
+	if out, err := exec.Command("mvn", "-v").CombinedOutput(); err != nil {
+		line("missing", "maven", "Artemis is fetched through Maven: apt-get install maven")
+	} else {
+		line("ok", "maven", firstLine(stripANSI(string(out))))
+	}
+	a := broker.NewArtemis(broker.ArtemisConfig{})
+	if a.Installed() {
+		line("ok", "artemis", "installed in "+a.InstanceDir())
+	} else {
+		line("info", "artemis", "not installed; `pslab broker install artemis` (or the first `pslab run` with artemis) installs it")
+	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		line("info", "docker", "no docker client: docker-compose.yml is for machines with Docker")
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := exec.CommandContext(ctx, "docker", "info").Run(); err != nil {
+			line("info", "docker", "client present but no engine reachable: docker-compose.yml cannot run here")
+		} else {
+			line("ok", "docker", "engine reachable: docker compose up runs the brokers in containers")
+		}
+	}
+	line("ok", "nats", "embedded nats-server, nothing to install")
+}
+
+// backendReport says which link emulation backend this kernel allows.
+func backendReport() string {
+	b, err := netem.KernelBackend()
+	switch {
+	case err != nil:
+		return "could not probe: " + err.Error()
+	case b == netem.BackendNetem:
+		return "netem qdisc (sch_netem): rate, loss, delay, jitter, duplication, loss correlation"
+	default:
+		return "tbf+nftables (no sch_netem in this kernel): rate and random loss only; profiles with delay, jitter, duplication or loss correlation are refused"
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
