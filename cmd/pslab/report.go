@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -77,6 +79,9 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return err
 	}
 	if f.out != "" {
+		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+			return err
+		}
 		if err := results.WriteAtomic(f.out, buf.Bytes()); err != nil {
 			return fmt.Errorf("write %s: %w", f.out, err)
 		}

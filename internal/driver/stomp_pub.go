@@ -12,9 +12,6 @@ import (
 	"pslab/internal/scenario"
 )
 
-// DefaultSTOMPWindow is the publisher window when PubSpec.Window is 0.
-const DefaultSTOMPWindow = 1024
-
 // stompReceiptEvery is k: a SEND carries a receipt header every k sends, so
 // up to Window/k receipts are in flight and the pipe never drains.
 func stompReceiptEvery(window int) int {
@@ -51,7 +48,7 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 		return nil, fmt.Errorf("publisher %d: negative window %d", s.ID, s.Window)
 	}
 	if s.Window == 0 {
-		s.Window = DefaultSTOMPWindow
+		s.Window = DefaultWindow(s.Case.Factors.Size)
 	}
 	c, err := dialSTOMP(ctx, d.ep, "", nil)
 	if err != nil {

@@ -317,7 +317,8 @@ func TestPublisherWindowDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	if p := pub.(*stompPub); p.window != DefaultSTOMPWindow || p.every != DefaultSTOMPWindow/4 {
+	want := DefaultWindow(cs.Factors.Size)
+	if p := pub.(*stompPub); p.window != uint64(want) || p.every != uint64(stompReceiptEvery(want)) {
 		t.Errorf("window 0 became %d, k %d", p.window, p.every)
 	}
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sort"
 
@@ -26,6 +27,26 @@ var brokerKinds = map[string]brokerKind{
 			return driver.NewNATS(ctx, ep)
 		},
 		supports: (&driver.NATS{}).Supports,
+	},
+	"artemis": {
+		newBroker: func(ctx context.Context, log io.Writer) (broker.Broker, error) {
+			a := broker.NewArtemis(broker.ArtemisConfig{})
+			if !a.Installed() {
+				fmt.Fprintf(log, "installing Artemis %s (first use) ...\n", a.Config().Version)
+				if err := a.Install(ctx, log); err != nil {
+					return nil, err
+				}
+			}
+			// A pslab killed earlier may have left its broker running.
+			if pid, err := a.StopLeftover(ctx); err != nil {
+				return nil, err
+			} else if pid > 0 {
+				fmt.Fprintf(log, "cleanup: stopped Artemis (pid %d) left by an earlier run\n", pid)
+			}
+			return a, nil
+		},
+		newDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) { return driver.NewSTOMP(ep) },
+		supports:  driver.SupportsSTOMP,
 	},
 }
 

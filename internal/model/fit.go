@@ -20,8 +20,8 @@ type FitResult struct {
 	R2        float64 // (weighted) coefficient of determination of B
 	AdjR2     float64
 	RSE       float64 // residual standard error: relative (Relative weighting) or seconds (none)
-	RelRMS    float64 // root mean square of (measured - model)/measured received throughput
-	MaxRelErr float64 // largest |measured - model|/measured received throughput
+	RelRMS    float64 // root mean square of (measured - model)/measured 1/B (received throughput for Capacity)
+	MaxRelErr float64 // largest |measured - model|/measured 1/B
 	AIC       float64 // Gaussian AIC of the weighted fit, k = parameters + 1 (the variance)
 	AICc      float64 // small-sample AIC; NaN when N < k + 2
 }

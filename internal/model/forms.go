@@ -167,7 +167,7 @@ func (WebsphereMQ) row(p Point) []float64 {
 	return []float64{1, p.NFilters * math.Sqrt(p.NFilters)}
 }
 func (WebsphereMQ) with(t []float64) linear { return WebsphereMQ{TRcv: t[0], TFltr: t[1]} }
-func (WebsphereMQ) hint() string           { return "vary the number of filters" }
+func (WebsphereMQ) hint() string            { return "vary the number of filters" }
 
 func withValues(ps []Param, v []float64) []Param {
 	for i := range ps {

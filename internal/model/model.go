@@ -61,7 +61,7 @@ type Form interface {
 type linear interface {
 	Form
 	row(p Point) []float64
-	params() []Param         // symbols, regressors and meanings (values ignored)
+	params() []Param // symbols, regressors and meanings (values ignored)
 	with(theta []float64) linear
 	hint() string // how to make the data identify every parameter
 }

@@ -115,14 +115,14 @@ type Skip struct {
 
 // Skip reasons.
 const (
-	SkipFailed      = "failed"          // the run failed, no measurement
-	SkipNoFilters   = "no-filter-count" // the FilterCount did not know
-	SkipClientBound = "client-bound"    // flagged: the client, not the broker, was the bottleneck
-	SkipShapedLink  = "shaped-link"     // capacity response on an emulated link
-	SkipNoTput      = "no-throughput"   // nothing received by the broker in the window
-	SkipNoDeliveries = "no-deliveries"  // deliveries were due but none arrived in the window: r unknown
-	SkipNoCPU       = "no-broker-cpu"   // demand response without broker CPU samples
-	SkipLowCPU      = "broker-cpu-low"  // below BuildOptions.MinBrokerCPU
+	SkipFailed       = "failed"          // the run failed, no measurement
+	SkipNoFilters    = "no-filter-count" // the FilterCount did not know
+	SkipClientBound  = "client-bound"    // flagged: the client, not the broker, was the bottleneck
+	SkipShapedLink   = "shaped-link"     // capacity response on an emulated link
+	SkipNoTput       = "no-throughput"   // nothing received by the broker in the window
+	SkipNoDeliveries = "no-deliveries"   // deliveries were due but none arrived in the window: r unknown
+	SkipNoCPU        = "no-broker-cpu"   // demand response without broker CPU samples
+	SkipLowCPU       = "broker-cpu-low"  // below BuildOptions.MinBrokerCPU
 )
 
 // FromRecords turns records into observations: received = result.pub_tput,

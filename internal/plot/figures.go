@@ -24,6 +24,7 @@ type figureSpec struct {
 	series   []seriesSpec
 	needs    string
 	xLabel   string
+	catName  string // what a category is, for messages
 }
 
 // seriesSpec is one series of a figure: the cases it takes its value from
@@ -83,19 +84,19 @@ var figureSpecs = map[int]figureSpec{
 	8: {num: 8, title: "one-to-one model, 100 B messages", table: "Table 1", line: true,
 		base: set1Base(scenario.OneToOne, 100), series: set1Series, minCats: 2,
 		needs:  "one-to-one N/N/N cases with 100 B bodies, durable+persistent and non-durable+non-persistent (set 1: 01, 03, 05, 07, 09, 11, 13, 15)",
-		xLabel: "N publishers = N subscribers = N topics (2N connections)"},
+		xLabel: "N publishers = N subscribers = N topics (2N connections)", catName: "connection count"},
 	9: {num: 9, title: "one-to-one model, 5 KB messages", table: "Table 1", line: true,
 		base: set1Base(scenario.OneToOne, 5120), series: set1Series, minCats: 2,
 		needs:  "one-to-one N/N/N cases with 5120 B bodies (set 1: 02, 04, ..., 16)",
-		xLabel: "N publishers = N subscribers = N topics (2N connections)"},
+		xLabel: "N publishers = N subscribers = N topics (2N connections)", catName: "connection count"},
 	10: {num: 10, title: "few-to-many model", table: "Table 1",
 		base: set1Base(scenario.FewToMany, 0), category: countsCategory, series: set1Series, minCats: 1,
 		needs:  "few-to-many cases (set 1: 17-24)",
-		xLabel: "publishers/subscribers/topics, body size"},
+		xLabel: "publishers/subscribers/topics, body size", catName: "connection model"},
 	11: {num: 11, title: "many-to-few model", table: "Table 1",
 		base: set1Base(scenario.ManyToFew, 0), category: countsCategory, series: set1Series, minCats: 1,
 		needs:  "many-to-few cases (set 1: 25-32)",
-		xLabel: "publishers/subscribers/topics, body size"},
+		xLabel: "publishers/subscribers/topics, body size", catName: "connection model"},
 	12: {num: 12, title: "durable one-to-one, delivery and acknowledgement modes", table: "Table 2",
 		base: func(f scenario.Factors) bool {
 			return oneToOne2K(scenario.Durable, "")(f) && !f.Selector && f.Body == scenario.BodyBytes
@@ -114,7 +115,7 @@ var figureSpecs = map[int]figureSpec{
 			{"publisher, non-persistent", func(f scenario.Factors) bool { return f.Delivery == scenario.NonPersistent }, report.PubTput},
 		},
 		needs:  "durable 1/1/1 BytesMessage cases without selector, AUTO and DUPS_OK (set 2: 01-04)",
-		xLabel: "acknowledgement mode"},
+		xLabel: "acknowledgement mode", catName: "acknowledgement mode"},
 	13: {num: 13, title: "message selector (non-durable, persistent, AUTO)", table: "Table 2",
 		base: func(f scenario.Factors) bool {
 			return oneToOne2K(scenario.NonDurable, scenario.Persistent)(f) && f.Ack == scenario.AckAuto && f.Body == scenario.BodyBytes
@@ -128,7 +129,7 @@ var figureSpecs = map[int]figureSpec{
 		minCats: 2,
 		series:  []seriesSpec{{"publisher", always, report.PubTput}, {"subscriber", always, report.SubTput}},
 		needs:   "non-durable persistent AUTO 1/1/1 cases with and without selector (set 2: 06 and 14)",
-		xLabel:  "message selector"},
+		xLabel:  "message selector", catName: "selector setting"},
 	14: {num: 14, title: "message body type (non-durable, persistent, AUTO)", table: "Table 2",
 		base: func(f scenario.Factors) bool {
 			return oneToOne2K(scenario.NonDurable, scenario.Persistent)(f) && f.Ack == scenario.AckAuto && !f.Selector
@@ -142,7 +143,7 @@ var figureSpecs = map[int]figureSpec{
 		minCats: 2,
 		series:  []seriesSpec{{"publisher", always, report.PubTput}, {"subscriber", always, report.SubTput}},
 		needs:   "non-durable persistent AUTO 1/1/1 cases with BytesMessage and ObjectMessage bodies (set 2: 06 and 17)",
-		xLabel:  "message body type"},
+		xLabel:  "message body type", catName: "body type"},
 }
 
 // panelNetworks are the two panels of each figure.
@@ -153,13 +154,13 @@ var panelNetworks = []struct{ network, title string }{
 
 // value is one drawn number: measured (mean, CI) and/or published.
 type value struct {
-	caseID        string
-	measured      report.Stat
-	hasMeasured   bool
-	paper         float64
-	hasPaper      bool
-	quick         bool
-	flags         []string
+	caseID      string
+	measured    report.Stat
+	hasMeasured bool
+	paper       float64
+	hasPaper    bool
+	quick       bool
+	flags       []string
 }
 
 // category is one x position of a figure: a value of N (curves) or a
@@ -260,8 +261,7 @@ func allQuick(d *report.Dataset, suite, caseID string) bool {
 // cases, and says why a figure is not drawn.
 func paperFigureJobs(d *report.Dataset, spec figureSpec) ([]job, []string) {
 	var jobs []job
-	var skipped []string
-	relevant := 0
+	var skipped, partial []string
 	for _, suite := range d.Suites {
 		cats := map[string]bool{}
 		for _, c := range d.Cases(suite) {
@@ -274,11 +274,9 @@ func paperFigureJobs(d *report.Dataset, spec figureSpec) ([]job, []string) {
 			continue
 		}
 		if len(cats) < spec.minCats {
-			skipped = append(skipped, fmt.Sprintf("figure %d, suite %s: only one %s in the results, nothing to compare (needs %s)",
-				spec.num, suite, strings.TrimSuffix(spec.xLabel, "s"), spec.needs))
+			partial = append(partial, fmt.Sprintf("figure %d, suite %s: only one %s among its cases, nothing to compare", spec.num, suite, spec.catName))
 			continue
 		}
-		relevant++
 		for _, b := range d.Brokers {
 			panels := figureData(d, spec, suite, b)
 			measured := 0
@@ -292,8 +290,11 @@ func paperFigureJobs(d *report.Dataset, spec figureSpec) ([]job, []string) {
 			jobs = append(jobs, paperFigureJob(spec, suite, b, panels))
 		}
 	}
-	if relevant == 0 && len(skipped) == 0 {
+	// A suite that merely shares a few cases with the figure is worth a
+	// word only when no suite had the figure's cases.
+	if len(jobs) == 0 && len(skipped) == 0 {
 		skipped = append(skipped, fmt.Sprintf("figure %d (%s): no suite in the results has its cases (needs %s)", spec.num, spec.title, spec.needs))
+		skipped = append(skipped, partial...)
 	}
 	return jobs, skipped
 }

@@ -10,24 +10,24 @@ import (
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"pslab/internal/report"
 )
 
 // paperFigureJob lays out one figure: a header, the wireline and wireless
 // panels side by side, and a legend column.
 func paperFigureJob(spec figureSpec, suite, broker string, panels []*panel) job {
-	const panelW, legendW, h, headH = 5.6 * vg.Inch, 2.5 * vg.Inch, 5.4 * vg.Inch, 0.75 * vg.Inch
+	const panelW, legendW, bodyH = 5.6 * vg.Inch, 2.5 * vg.Inch, 4.7 * vg.Inch
 	name := fmt.Sprintf("fig%02d-%s-%s", spec.num, suite, broker)
-	return job{name: name, w: 2*panelW + legendW, h: h, draw: func(c draw.Canvas) {
+	notes := []string{figureNote(spec, panels)}
+	if fl := panelFlags(panels); fl != "" {
+		notes = append(notes, fl)
+	}
+	headH := headerHeight(4)
+	return job{name: name, w: 2*panelW + legendW, h: bodyH + headH, draw: func(c draw.Canvas) {
 		c.FillPolygon(color.White, rect(c.Rectangle))
-		top := c.Max.Y
-		fillText(c, 13, vg.Point{X: c.Min.X + 10, Y: top - 6},
-			fmt.Sprintf("Figure %d counterpart: %s  —  broker %s, suite %s", spec.num, spec.title, broker, suite), false)
-		fillText(c, 9.5, vg.Point{X: c.Min.X + 10, Y: top - 26}, figureNote(spec, panels), false)
-		if fl := panelFlags(panels); fl != "" {
-			fillText(c, 9.5, vg.Point{X: c.Min.X + 10, Y: top - 40}, fl, false)
-		}
-		body := c
-		body.Max.Y -= headH
+		body := header(c, fmt.Sprintf("Figure %d counterpart: %s  —  broker %s, suite %s", spec.num, spec.title, broker, suite), notes...)
+		body.Min.Y = c.Min.Y
 		for i, p := range panels {
 			pc := body
 			pc.Min.X = c.Min.X + vg.Length(i)*panelW
@@ -36,7 +36,7 @@ func paperFigureJob(spec figureSpec, suite, broker string, panels []*panel) job 
 		}
 		lc := body
 		lc.Min.X = c.Min.X + 2*panelW + 10
-		lc.Max.Y -= 20
+		lc.Max.Y = body.Max.Y - 20
 		drawLegend(lc, "", figureLegend(spec))
 	}}
 }
@@ -61,7 +61,7 @@ func figureNote(spec figureSpec, panels []*panel) string {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	s := fmt.Sprintf("Measured: mean over repetitions, whiskers = 95 %% CI (n ≥ 2). ◇ = the paper's value (%s). Cases %s.",
+	s := fmt.Sprintf("Measured: mean over repetitions, whiskers = 95 %% CI (n ≥ 2). Diamonds = the paper's values (%s). Cases %s.",
 		spec.table, strings.Join(ids, ", "))
 	if quick {
 		s += " QUICK RUN: short windows, reduced counts; paper values not drawn."
@@ -96,8 +96,8 @@ func figureLegend(spec figureSpec) []legendEntry {
 	for i, s := range spec.series {
 		col := palette[i%len(palette)]
 		if spec.line {
-			gs := draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
-			es = append(es, legendEntry{s.name, lineThumb(solid(col, 2), &gs)})
+			ls, gs := curveStyle(s.metric, col)
+			es = append(es, legendEntry{s.name, lineThumb(ls, &gs)})
 		} else {
 			es = append(es, legendEntry{s.name, swatch(col)})
 		}
@@ -132,9 +132,9 @@ func drawPanel(c draw.Canvas, spec figureSpec, p *panel) {
 	}
 	lo, hi, dropped := panelRange(p)
 	if dropped > 0 {
-		title += fmt.Sprintf("\n(%d zero values not drawn on the log axis)", dropped)
+		title += fmt.Sprintf("\n(%d measured zero(s): not drawable on the log axis)", dropped)
 	}
-	pl := newPlot(title, spec.xLabel, "throughput (msgs/s, log scale)")
+	pl := newPlot(title, spec.xLabel, "")
 	labels := make([]string, len(p.cats))
 	for i, cat := range p.cats {
 		labels[i] = cat.label
@@ -144,11 +144,11 @@ func drawPanel(c draw.Canvas, spec figureSpec, p *panel) {
 	logY(pl, lo, hi)
 	pl.Add(gridLines{})
 	if spec.line {
-		pl.Add(&curves{p: p, n: len(spec.series)})
+		pl.Add(&curves{p: p, spec: spec, n: len(spec.series)})
 	} else {
 		pl.Add(&bars{p: p, n: len(spec.series)})
 	}
-	pl.Draw(c)
+	pl.Draw(yLabel(c, "throughput (msgs/s, log scale)"))
 }
 
 // panelRange is the log-axis range over every drawable value, and the
@@ -210,8 +210,19 @@ func whisker(c draw.Canvas, p *gplot.Plot, x vg.Length, mean, ci float64, col co
 // curves draws the line figures: per series a solid line through the
 // measured means, a dashed line through the paper's values.
 type curves struct {
-	p *panel
-	n int
+	p    *panel
+	spec figureSpec
+	n    int
+}
+
+// curveStyle: subscribers thick with discs, publishers thinner with
+// triangles, so that a publisher curve on top of its subscribers' still
+// shows both.
+func curveStyle(metric string, col color.Color) (draw.LineStyle, draw.GlyphStyle) {
+	if metric == report.PubTput {
+		return solid(col, 1.2), draw.GlyphStyle{Color: col, Radius: vg.Points(3.6), Shape: draw.TriangleGlyph{}}
+	}
+	return solid(col, 2.4), draw.GlyphStyle{Color: col, Radius: vg.Points(3.2), Shape: draw.CircleGlyph{}}
 }
 
 func (cv *curves) Plot(c draw.Canvas, p *gplot.Plot) {
@@ -237,11 +248,12 @@ func (cv *curves) Plot(c draw.Canvas, p *gplot.Plot) {
 		for _, pt := range pap {
 			c.DrawGlyph(paperMark, pt)
 		}
+		ls, gs := curveStyle(cv.spec.series[s].metric, col)
 		if len(meas) > 1 {
-			c.StrokeLines(solid(col, 2), meas)
+			c.StrokeLines(ls, meas)
 		}
 		for _, pt := range meas {
-			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: vg.Points(3.2), Shape: draw.CircleGlyph{}}, pt)
+			c.DrawGlyph(gs, pt)
 		}
 	}
 }
@@ -259,9 +271,6 @@ func (b *bars) Plot(c draw.Canvas, p *gplot.Plot) {
 	for i, cat := range b.p.cats {
 		for s := 0; s < b.n; s++ {
 			v := cat.values[s]
-			if v.caseID == "" {
-				continue
-			}
 			col := palette[s%len(palette)]
 			center := float64(i) - 0.4 + slot*(float64(s)+0.5)
 			x0, x1 := x(center-slot*0.45), x(center+slot*0.45)
@@ -273,9 +282,14 @@ func (b *bars) Plot(c draw.Canvas, p *gplot.Plot) {
 					whisker(c, p, x(center), v.measured.Mean, v.measured.CI, black)
 				}
 			default:
+				// Measured zero (not drawable on a log axis) or no measurement.
+				label := "n/a"
+				if v.hasMeasured {
+					label = "0"
+				}
 				st := textStyle(8)
 				st.XAlign, st.YAlign = draw.XCenter, draw.YBottom
-				c.FillText(st, vg.Point{X: x(center), Y: c.Min.Y + 2}, "n/a")
+				c.FillText(st, vg.Point{X: x(center), Y: c.Min.Y + 2}, label)
 			}
 			if v.hasPaper && finitePositive(v.paper) {
 				c.DrawGlyph(paperMark, vg.Point{X: x(center), Y: y(v.paper)})

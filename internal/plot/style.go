@@ -4,6 +4,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -109,6 +110,8 @@ func (logTicks) Ticks(min, max float64) []gplot.Tick {
 // siLabel prints 0.01, 0.5, 20, 5k, 1M.
 func siLabel(v float64) string {
 	switch {
+	case v == 0:
+		return "0"
 	case v >= 1e6:
 		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
 	case v >= 1e3:
@@ -127,8 +130,9 @@ type legendEntry struct {
 func drawLegend(c draw.Canvas, title string, entries []legendEntry) {
 	l := gplot.NewLegend()
 	l.Top, l.Left = true, true
-	l.TextStyle.Font.Size = 10
+	l.TextStyle.Font.Size = 11
 	l.ThumbnailWidth = vg.Points(22)
+	l.Padding = vg.Points(5)
 	for _, e := range entries {
 		l.Add(e.name, e.thumb)
 	}
@@ -175,20 +179,94 @@ func dashed(col color.Color, w vg.Length) draw.LineStyle {
 	return draw.LineStyle{Color: col, Width: w, Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
 }
 
-// paperMark is how published values are drawn: a hollow black diamond.
+// paperMark is how published values are drawn: a white diamond outlined in black.
 var paperMark = draw.GlyphStyle{Color: black, Radius: vg.Points(4.5), Shape: diamondGlyph{}}
 
-// diamondGlyph is a hollow diamond.
+// diamondGlyph is a white diamond with a dark outline.
 type diamondGlyph struct{}
 
 func (diamondGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	r := sty.Radius
+	pts := []vg.Point{{X: pt.X, Y: pt.Y + r}, {X: pt.X + r, Y: pt.Y}, {X: pt.X, Y: pt.Y - r}, {X: pt.X - r, Y: pt.Y}}
+	// White inside, so that the mark reads on a dark bar.
+	c.FillPolygon(color.White, pts)
 	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.3)})
 	var p vg.Path
-	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
-	p.Line(vg.Point{X: pt.X + r, Y: pt.Y})
-	p.Line(vg.Point{X: pt.X, Y: pt.Y - r})
-	p.Line(vg.Point{X: pt.X - r, Y: pt.Y})
+	p.Move(pts[0])
+	for _, q := range pts[1:] {
+		p.Line(q)
+	}
 	p.Close()
 	c.Stroke(p)
+}
+
+// header draws a figure title and wrapped note lines at the top of c and
+// returns the canvas below them.
+func header(c draw.Canvas, title string, notes ...string) draw.Canvas {
+	y := c.Max.Y - 6
+	x := c.Min.X + 10
+	fillText(c, 13, vg.Point{X: x, Y: y}, title, false)
+	y -= 22
+	st := textStyle(9.5)
+	width := c.Max.X - x - 10
+	for _, n := range notes {
+		for _, line := range wrap(st, n, width) {
+			fillText(c, 9.5, vg.Point{X: x, Y: y}, line, false)
+			y -= 13
+		}
+	}
+	body := c
+	body.Max.Y = y - 6
+	return body
+}
+
+// headerHeight is room for a title and up to lines wrapped note lines.
+func headerHeight(lines int) vg.Length { return vg.Points(34 + 13*float64(lines)) }
+
+// wrap splits s into lines no wider than width.
+func wrap(st text.Style, s string, width vg.Length) []string {
+	words := strings.Fields(s)
+	var lines []string
+	cur := ""
+	for _, w := range words {
+		next := w
+		if cur != "" {
+			next = cur + " " + w
+		}
+		if cur != "" && st.Width(next) > width {
+			lines = append(lines, cur)
+			cur = w
+			continue
+		}
+		cur = next
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// siTicks are gonum's default linear ticks with short labels (75k, 1.5M).
+type siTicks struct{}
+
+func (siTicks) Ticks(min, max float64) []gplot.Tick {
+	ts := gplot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = siLabel(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+// yLabel draws a vertical axis label at the left edge of c and returns
+// the rest of c. (gonum places the Y label of a log axis by the linear
+// midpoint of the range, which squeezes the plot; drawn here instead.)
+func yLabel(c draw.Canvas, s string) draw.Canvas {
+	st := textStyle(11)
+	st.Rotation = math.Pi / 2
+	st.XAlign, st.YAlign = draw.XCenter, draw.YTop
+	c.FillText(st, vg.Point{X: c.Min.X + 2, Y: (c.Min.Y + c.Max.Y) / 2}, s)
+	c.Min.X += 18
+	return c
 }

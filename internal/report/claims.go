@@ -204,6 +204,8 @@ func finish(def claimDef, ps *points, o Outcome) Outcome {
 		o.Quick = o.Quick || p.quick
 	}
 	switch {
+	case o.Total == 0 && o.Reason == "" && len(o.Skipped) > 0:
+		o.Verdict, o.Reason = NotMeasurable, "no comparison could be made (see \"Not compared\" below)"
 	case o.Total == 0 && o.Reason == "":
 		o.Verdict, o.Reason = NotMeasurable, "no comparable cases in the results (see Needs)"
 	case o.Total == 0:

@@ -1,0 +1,95 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Stop implements Broker: SIGTERM to the broker's process group (Artemis
+// shuts down gracefully), SIGKILL after 30 s or when ctx ends, and wait for
+// the exit. No java process outlives Stop.
+func (a *Artemis) Stop(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopLocked(ctx)
+}
+
+func (a *Artemis) stopLocked(ctx context.Context) error {
+	if a.run == nil {
+		return nil
+	}
+	err := stopGroup(ctx, a.run.cmd.Process.Pid, a.run.exited, 30*time.Second)
+	a.run, a.version = nil, ""
+	os.Remove(a.pidFile())
+	return err
+}
+
+// stopGroup signals process group pid and waits for exited.
+func stopGroup(ctx context.Context, pid int, exited <-chan struct{}, grace time.Duration) error {
+	syscall.Kill(-pid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-exited:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("artemis (PID %d) did not exit after SIGKILL", pid)
+	}
+}
+
+// leftover returns the PID of a broker still running this instance from an
+// earlier (killed) pslab process, or 0.
+func (a *Artemis) leftover() int {
+	b, err := os.ReadFile(a.pidFile())
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !strings.Contains(string(cmdline), "-Dartemis.instance="+a.InstanceDir()+"\x00") {
+		os.Remove(a.pidFile()) // stale: that process is gone or is not ours
+		return 0
+	}
+	return pid
+}
+
+// StopLeftover stops a broker of this instance left running by a killed
+// pslab process (found through the instance's PID file and checked against
+// its command line). It returns the PID it stopped, or 0.
+func (a *Artemis) StopLeftover(ctx context.Context) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.run != nil {
+		return 0, errors.New("artemis is running under this process: use Stop")
+	}
+	pid := a.leftover()
+	if pid == 0 {
+		return 0, nil
+	}
+	exited := make(chan struct{})
+	go func() {
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(exited)
+	}()
+	err := stopGroup(ctx, pid, exited, 30*time.Second)
+	os.Remove(a.pidFile())
+	return pid, err
+}
