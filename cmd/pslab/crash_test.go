@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,6 +46,24 @@ cases:
   - id: "05"
   - id: "06"
 `
+
+// lockedBuffer is a bytes.Buffer safe for the writer goroutine of exec.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // childrenOf lists the pids whose parent is pid.
 func childrenOf(pid int) []int {
@@ -92,8 +111,8 @@ func TestKillNineMidRunLeavesNothingBehind(t *testing.T) {
 	lab := "pslabcrash"
 	cmd := exec.Command(bin, "run", suite, "--out", out, "--lab", lab)
 	cmd.Env = append(os.Environ(), "PSLAB_CACHE="+filepath.Join(dir, "cache"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	// Wait until at least one record is written and a case is running.
 	deadline := time.Now().Add(60 * time.Second)

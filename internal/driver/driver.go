@@ -97,15 +97,17 @@ type Message struct {
 	Sel  int
 }
 
-// WindowBytes is the default flow-control budget of one publisher: about
-// 64 KiB of unconfirmed message bodies, half a second of a 1 Mbit/s link,
-// and enough not to throttle a loopback run.
+// WindowBytes is the default flow-control budget of a case: about 64 KiB of
+// unconfirmed message bodies over all its publishers, half a second of a
+// 1 Mbit/s link, and enough not to throttle a loopback run.
 const WindowBytes = 64 << 10
 
-// DefaultWindow is the default number of unconfirmed sends for bodies of
-// size bytes: WindowBytes worth, at least 4 and at most 1024 messages.
-func DefaultWindow(size int) int {
-	return min(max(WindowBytes/max(size, 1), 4), 1024)
+// DefaultWindow is the default number of unconfirmed sends of one publisher
+// of a case: its share of WindowBytes, at least 1 and at most 1024 messages.
+// Splitting one budget keeps 50 publishers from queueing 50 windows on a
+// slow link.
+func DefaultWindow(f scenario.Factors) int {
+	return min(max(WindowBytes/max(f.Publishers, 1)/max(f.Size, 1), 1), 1024)
 }
 
 // Publisher sends on one connection. Not safe for concurrent use.

@@ -31,7 +31,10 @@ func NewNATS(ctx context.Context, ep Endpoint) (*NATS, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	// Admin requests (stream create/delete) wait longer than the library's
+	// 5 s: after a case with hundreds of consumers JetStream is busy for a
+	// while, and a failed purge would fail every case after it.
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(adminTimeout))
 	if err != nil {
 		nc.Close()
 		return nil, err
@@ -89,6 +92,9 @@ func (d *NATS) Mechanism(f scenario.Factors) string {
 
 func streamName(prefix string) string { return prefix }
 
+// adminTimeout bounds one JetStream admin request.
+const adminTimeout = time.Minute
+
 // subject of a topic, and of a selector value within it.
 func subject(prefix string, topic, sel int) string {
 	if sel < 0 {
@@ -123,6 +129,8 @@ func (d *NATS) Prepare(ctx context.Context, c CaseSpec) error {
 // Purge implements Driver: deletes every stream whose name has the prefix
 // (their consumers, durable ones included, go with them).
 func (d *NATS) Purge(ctx context.Context, prefix string) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*adminTimeout)
+	defer cancel()
 	names := d.js.StreamNames(ctx)
 	var doomed []string
 	for n := range names.Name() {
@@ -163,6 +171,10 @@ func natsConnect(ctx context.Context, ep Endpoint, name string) (*nats.Conn, err
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.Timeout(10 * time.Second),
+		// A write blocked this long means the link is gone (an emulated
+		// 1 Mbit/s link drains a 32 KB buffer in a third of a second); the
+		// default minute would also hold up closing a connection that long.
+		nats.FlusherTimeout(15 * time.Second),
 		// Slow consumers are counted as losses by the load engine; silence
 		// the default logging of the async error.
 		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),

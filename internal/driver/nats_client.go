@@ -56,7 +56,7 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 		}
 	}
 	if p.window <= 0 {
-		p.window = DefaultWindow(s.Case.Factors.Size)
+		p.window = DefaultWindow(s.Case.Factors)
 	}
 	if s.Case.Factors.Delivery == scenario.Persistent {
 		// All publishers of a case feed one stream, whose ingest queue
@@ -91,7 +91,7 @@ func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
 		return nil
 	}
 	// Flow control first, so that an error means this message was not sent.
-	if p.sinceFlush >= p.window/2 {
+	if p.sinceFlush >= max(p.window/2, 1) {
 		p.sinceFlush = 0
 		if err := p.wait(); err != nil {
 			return fmt.Errorf("flow control flush: %w", err)
@@ -296,7 +296,7 @@ func newLazyAcker(n int, interval time.Duration, timed bool) *lazyAcker {
 	a := &lazyAcker{n: n, done: make(chan struct{})}
 	if timed && interval > 0 {
 		a.ticker = time.NewTicker(interval)
-		go a.tick()
+		go a.tick(a.ticker.C)
 	}
 	return a
 }
@@ -319,12 +319,14 @@ func (a *lazyAcker) flushLocked() {
 	}
 }
 
-func (a *lazyAcker) tick() {
+// tick acks on every tick of c until stop; c is passed in because stop
+// clears a.ticker.
+func (a *lazyAcker) tick(c <-chan time.Time) {
 	for {
 		select {
 		case <-a.done:
 			return
-		case <-a.ticker.C:
+		case <-c:
 			a.mu.Lock()
 			a.flushLocked()
 			a.mu.Unlock()

@@ -48,7 +48,7 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 		return nil, fmt.Errorf("publisher %d: negative window %d", s.ID, s.Window)
 	}
 	if s.Window == 0 {
-		s.Window = DefaultWindow(s.Case.Factors.Size)
+		s.Window = DefaultWindow(s.Case.Factors)
 	}
 	c, err := dialSTOMP(ctx, d.ep, "", nil)
 	if err != nil {

@@ -317,7 +317,7 @@ func TestPublisherWindowDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	want := DefaultWindow(cs.Factors.Size)
+	want := DefaultWindow(cs.Factors)
 	if p := pub.(*stompPub); p.window != uint64(want) || p.every != uint64(stompReceiptEvery(want)) {
 		t.Errorf("window 0 became %d, k %d", p.window, p.every)
 	}

@@ -46,6 +46,9 @@ func flagsFor(r *results.Record) []string {
 		if c.DecodeErrors > 0 || c.Unexpected > 0 {
 			flags = append(flags, fmt.Sprintf("bad-deliveries: %d failed decoding, %d unexpected", c.DecodeErrors, c.Unexpected))
 		}
+		if res.Unclosed > 0 {
+			flags = append(flags, fmt.Sprintf("slow-close: %d connection(s) still closing %.0f s after the case", res.Unclosed, res.CloseS))
+		}
 		if c.ReceivedInWindow == 0 {
 			flags = append(flags, "no-deliveries-in-window: throughput and latency are not measured")
 		}

@@ -280,11 +280,14 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		Schema: results.SchemaVersion, RunID: runID, Suite: p.Suite.Name, File: p.Suite.File,
 		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: o.Quick,
 		Broker: drv.Name(), BrokerVersion: b.Version(), BrokerSettings: b.Settings(),
-		Mechanism: drv.Mechanism(c.Factors), Factors: c.Factors, Settings: results.SettingsOf(c),
+		Mechanism: drv.Mechanism(c.Factors), Factors: c.Factors, FullFactors: c.Full, Settings: results.SettingsOf(c),
 		Paper: c.Paper, Note: c.Note, Versions: versions(b), Started: time.Now(),
 		Seed: o.Seed + int64(rep), Network: nw.record(),
 	}
 	prefix := fmt.Sprintf("pslab-%s-c%s-r%d", runID, sanitize(c.ID), rep)
+	if waited, quiet := nw.waitIdle(ctx); !quiet {
+		rec.Flags = append(rec.Flags, fmt.Sprintf("link-busy: the link still carried traffic of the previous case after %.0f s", waited.Seconds()))
+	}
 	if err := drv.Purge(ctx, "pslab-"); err != nil {
 		rec.Error = "purge: " + err.Error()
 		return rec
@@ -325,7 +328,7 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	// end of the window, relative to the sampler's start.
 	ws := res.Start.Sub(samplingStart) + c.Warmup
 	rec.Resources = resourcesOf(samples, ws.Seconds(), (ws + c.Window).Seconds(), interval.Seconds())
-	rec.Flags = flagsFor(rec)
+	rec.Flags = append(rec.Flags, flagsFor(rec)...)
 	return rec
 }
 

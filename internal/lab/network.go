@@ -133,3 +133,39 @@ type labHost struct{ lab *netem.Lab }
 func (h labHost) ListenIP() string          { return h.lab.BrokerIP() }
 func (h labHost) Start(cmd *exec.Cmd) error { return h.lab.StartInBroker(cmd) }
 func (h labHost) Dialer() driver.Dialer     { return h.lab }
+
+// idleBound caps the wait for a quiet link between cases.
+const idleBound = 30 * time.Second
+
+// waitIdle waits until the emulated link carries nothing: no backlog in any
+// of its queues and no packet forwarded for half a second. Connections of
+// the previous case that are still draining would otherwise eat the next
+// case's link (and time out its connection set-up). It returns how long it
+// waited, and whether the link went quiet.
+func (nw *network) waitIdle(ctx context.Context) (time.Duration, bool) {
+	if nw.lab == nil || !nw.profile.Shaped() {
+		return 0, true
+	}
+	start := time.Now()
+	var last uint64
+	quietSince := time.Time{}
+	for time.Since(start) < idleBound && ctx.Err() == nil {
+		c, err := nw.lab.Counters()
+		if err != nil {
+			return time.Since(start), false
+		}
+		moved := c.ToBroker.TxPackets + c.ToClient.TxPackets
+		backlog := c.ToBroker.Qdisc.Backlog + c.ToClient.Qdisc.Backlog + c.Shared.Backlog
+		switch {
+		case backlog > 0 || moved != last:
+			quietSince = time.Time{}
+		case quietSince.IsZero():
+			quietSince = time.Now()
+		case time.Since(quietSince) >= 500*time.Millisecond:
+			return time.Since(start), true
+		}
+		last = moved
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(start), false
+}

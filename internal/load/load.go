@@ -80,8 +80,13 @@ type Result struct {
 	PubSeries []int64 `json:"pub_series"`
 	SubSeries []int64 `json:"sub_series"`
 	// DrainComplete: every expected delivery arrived before the drain bound.
-	DrainComplete bool   `json:"drain_complete"`
-	FirstError    string `json:"first_error,omitempty"`
+	DrainComplete bool `json:"drain_complete"`
+	// CloseS is how long closing every connection took; Unclosed counts
+	// those still closing when the bound (closeBound) ran out, left to
+	// finish in the background.
+	CloseS     float64 `json:"close_s"`
+	Unclosed   int     `json:"unclosed,omitempty"`
+	FirstError string  `json:"first_error,omitempty"`
 
 	Histogram *metrics.Histogram `json:"-"`
 }
@@ -109,7 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := r.measure(ctx)
 	res.Connect = res.Start.Sub(connectStart).Seconds()
-	r.closeAll(true)
+	closeStart := time.Now()
+	res.Unclosed = r.closeAll(true)
+	res.CloseS = time.Since(closeStart).Seconds()
 	return res, nil
 }
 
@@ -304,30 +311,49 @@ func (r *run) expectedFor(s *subState) int64 {
 	return n
 }
 
-func (r *run) closeAll(unsubscribe bool) {
-	var wg sync.WaitGroup
+// closeBound caps how long a case waits for its connections to close: a
+// connection whose buffers are still draining over a slow link may take
+// long, and the next case must not wait for it.
+const closeBound = 15 * time.Second
+
+// closeAll closes every connection (unsubscribing durable subscriptions
+// when asked), in parallel, and returns how many were still closing when
+// closeBound ran out.
+func (r *run) closeAll(unsubscribe bool) int {
+	var pending atomic.Int64
+	done := make(chan struct{})
 	sem := make(chan struct{}, r.cfg.ConnectParallel)
-	for _, p := range r.pubs {
-		if p.conn != nil {
-			wg.Add(1)
+	var wg sync.WaitGroup
+	closeOne := func(f func() error) {
+		pending.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			sem <- struct{}{}
-			go func() { defer wg.Done(); p.conn.Close(); <-sem }()
+			_ = f()
+			<-sem
+			pending.Add(-1)
+		}()
+	}
+	for _, p := range r.pubs {
+		if p != nil && p.conn != nil {
+			closeOne(p.conn.Close)
 		}
 	}
 	for _, s := range r.subs {
 		if s != nil && s.conn != nil {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				if unsubscribe {
-					_ = s.conn.Unsubscribe()
-				} else {
-					_ = s.conn.Close()
-				}
-				<-sem
-			}()
+			if unsubscribe {
+				closeOne(s.conn.Unsubscribe)
+			} else {
+				closeOne(s.conn.Close)
+			}
 		}
 	}
-	wg.Wait()
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return 0
+	case <-time.After(closeBound):
+		return int(pending.Load())
+	}
 }

@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -25,17 +26,21 @@ type Cell struct {
 	Flags          map[string]bool
 }
 
-// key identifies one row of the summary.
-type key struct{ caseID, broker string }
+// key identifies one row of the summary: a case of a suite (full or
+// quick settings) on a broker.
+type key struct {
+	suite, caseID, broker string
+	quick                 bool
+}
 
-// Aggregate groups records by case, broker and network.
-func Aggregate(recs []results.Record) (rows []key, nets []string, cells map[key]map[string]*Cell) {
+// aggregate groups records by case, broker and network.
+func aggregate(recs []results.Record) (rows []key, nets []string, cells map[key]map[string]*Cell) {
 	cells = map[key]map[string]*Cell{}
 	seenNet := map[string]bool{}
 	type acc struct{ pub, sub, lat, p99 []float64 }
 	accs := map[key]map[string]*acc{}
 	for _, r := range recs {
-		k := key{r.CaseID, r.Broker}
+		k := key{r.Suite, r.CaseID, r.Broker, r.Quick}
 		if cells[k] == nil {
 			cells[k] = map[string]*Cell{}
 			accs[k] = map[string]*acc{}
@@ -60,8 +65,10 @@ func Aggregate(recs []results.Record) (rows []key, nets []string, cells map[key]
 		c.Reps++
 		a.pub = append(a.pub, r.Result.PubTput)
 		a.sub = append(a.sub, r.Result.SubTput)
-		a.lat = append(a.lat, r.Result.Latency.MeanMs)
-		a.p99 = append(a.p99, r.Result.Latency.P99Ms)
+		if r.Result.Latency.Count > 0 { // no deliveries: no latency, not 0
+			a.lat = append(a.lat, r.Result.Latency.MeanMs)
+			a.p99 = append(a.p99, r.Result.Latency.P99Ms)
+		}
 		c.Lost += r.Result.Counts.Lost
 		c.Dup += r.Result.Counts.Duplicated
 		for _, f := range r.Flags {
@@ -76,11 +83,17 @@ func Aggregate(recs []results.Record) (rows []key, nets []string, cells map[key]
 			}
 			c.PubTput, c.PubCI = metrics.MeanCI95(a.pub)
 			c.SubTput, c.SubCI = metrics.MeanCI95(a.sub)
-			c.LatMeanMs, _ = metrics.MeanCI95(a.lat)
-			c.LatP99Ms, _ = metrics.MeanCI95(a.p99)
+			c.LatMeanMs, c.LatP99Ms = math.NaN(), math.NaN()
+			if len(a.lat) > 0 {
+				c.LatMeanMs, _ = metrics.MeanCI95(a.lat)
+				c.LatP99Ms, _ = metrics.MeanCI95(a.p99)
+			}
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].suite != rows[j].suite {
+			return rows[i].suite < rows[j].suite
+		}
 		if rows[i].caseID != rows[j].caseID {
 			return rows[i].caseID < rows[j].caseID
 		}
@@ -93,8 +106,12 @@ func Aggregate(recs []results.Record) (rows []key, nets []string, cells map[key]
 // numbers side by side and, when wireline and another network are both
 // present, the ratio of subscriber throughput (other / wireline).
 func WriteSummary(w io.Writer, recs []results.Record) {
-	rows, nets, cells := Aggregate(recs)
+	rows, nets, cells := aggregate(recs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	suites := map[string]bool{}
+	for _, k := range rows {
+		suites[k.suite] = true
+	}
 	head := []string{"case", "broker"}
 	for _, n := range nets {
 		head = append(head, n+" pub/s", "sub/s", "lat ms", "p99 ms", "lost", "dup")
@@ -106,7 +123,14 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 	head = append(head, "flags")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, k := range rows {
-		line := []string{k.caseID, k.broker}
+		id := k.caseID
+		if len(suites) > 1 {
+			id = k.suite + "/" + id
+		}
+		if k.quick {
+			id += " (quick)"
+		}
+		line := []string{id, k.broker}
 		var flags []string
 		for _, n := range nets {
 			c := cells[k][n]
@@ -119,7 +143,7 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 				continue
 			}
 			line = append(line, withCI(c.PubTput, c.PubCI, c.Reps), withCI(c.SubTput, c.SubCI, c.Reps),
-				fmt.Sprintf("%.2f", c.LatMeanMs), fmt.Sprintf("%.2f", c.LatP99Ms),
+				fmtMs(c.LatMeanMs), fmtMs(c.LatP99Ms),
 				fmt.Sprint(c.Lost), fmt.Sprint(c.Dup))
 			for f := range c.Flags {
 				flags = append(flags, n+":"+f)
@@ -155,6 +179,14 @@ func ratioColumns(nets []string) []string {
 		}
 	}
 	return out
+}
+
+// fmtMs formats milliseconds; NaN (nothing delivered) as "-".
+func fmtMs(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 // withCI formats a mean, with its 95 % half-width when there are reps.

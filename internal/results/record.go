@@ -32,8 +32,11 @@ type Record struct {
 
 	Network Network `json:"network"`
 
-	Factors  scenario.Factors `json:"factors"`
-	Settings Settings         `json:"settings"`
+	Factors scenario.Factors `json:"factors"`
+	// FullFactors: the case as the scenario file defines it, when --quick
+	// changed its factors (Factors is what ran).
+	FullFactors *scenario.Factors `json:"full_factors,omitempty"`
+	Settings    Settings          `json:"settings"`
 
 	// Measured (absent when Error is set before measuring).
 	Result    *load.Result       `json:"result,omitempty"`

@@ -32,6 +32,9 @@ type Case struct {
 	Paper map[string]float64 `json:"paper,omitempty"`
 	// Note is free text carried into reports (e.g. an erratum).
 	Note string `json:"note,omitempty"`
+	// Full holds the case's factors without the quick overrides, when
+	// those changed them (e.g. a 200/200/200 case run as 20/20/20).
+	Full *Factors `json:"full_factors,omitempty"`
 
 	File string `json:"-"` // scenario file and line the case came from
 	Line int    `json:"-"`

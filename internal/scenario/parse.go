@@ -54,7 +54,7 @@ func Parse(file string, data []byte, o Options) (*Suite, error) {
 	p := &parser{file: file}
 	s := p.suite(data, o)
 	if len(p.errs) > 0 {
-		return nil, p.errs
+		return nil, dedupe(p.errs) // with --quick a case is resolved twice
 	}
 	return s, nil
 }
@@ -159,10 +159,14 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 	ids := map[string]int{}
 	for _, b := range bases {
 		layers := [][]entry{defaults, b.fields}
-		if o.Quick {
-			layers = append(layers, quick, b.quick)
-		}
 		c, ok := p.resolve(b, layers)
+		if o.Quick {
+			full := c.Factors
+			c, ok = p.resolve(b, append(layers, quick, b.quick))
+			if ok && full != c.Factors {
+				c.Full = &full
+			}
+		}
 		if !ok {
 			continue
 		}

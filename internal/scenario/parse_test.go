@@ -178,3 +178,12 @@ func TestSweepSuiteFromCommandLine(t *testing.T) {
 	assert.Contains(t, err.Error(), "size must be at least 1 byte, got -5")
 	assert.Equal(t, 1, strings.Count(err.Error(), "window must be positive"), "a bad base value is reported once")
 }
+
+func TestQuickKeepsTheFullFactors(t *testing.T) {
+	q, err := Parse("t.yaml", []byte(good), Options{Quick: true})
+	require.NoError(t, err)
+	require.NotNil(t, q.Cases[0].Full, "case a's counts are reduced by quick")
+	assert.Equal(t, 10, q.Cases[0].Full.Publishers)
+	assert.Equal(t, 2, q.Cases[0].Publishers)
+	assert.Nil(t, q.Cases[1].Full, "only phases change: no full factors")
+}
