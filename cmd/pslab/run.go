@@ -145,8 +145,8 @@ func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string
 	for _, p := range plans {
 		o := opts
 		o.Out = outDir(out, p.Suite.Name, len(plans) > 1)
-		for _, sk := range p.Skipped {
-			fmt.Fprintln(cmd.ErrOrStderr(), "note:", sk)
+		for _, n := range p.Notes {
+			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) x %d rep(s) -> %s\n",
 			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), p.Reps, o.Out)

@@ -4,9 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
 	"crypto/sha1"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -234,16 +232,6 @@ func writeFile(path string, r io.Reader, mode os.FileMode) error {
 	return w.Close()
 }
 
-// newPassword is 32 characters of crypto/rand, base64url (no characters
-// that need escaping in a STOMP header or a shell).
-func newPassword() (string, error) {
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
 // createInstance runs `artemis create` in a temporary directory, rewrites
 // its acceptors, stores the credentials, points the scripts at the final
 // path and renames it into place.
@@ -257,10 +245,7 @@ func (a *Artemis) createInstance(ctx context.Context, progress io.Writer) error 
 	}
 	defer os.RemoveAll(tmp)
 	inst := filepath.Join(tmp, "instance")
-	pass, err := newPassword()
-	if err != nil {
-		return fmt.Errorf("artemis install: %w", err)
-	}
+	pass := RandomSecret()
 	fmt.Fprintf(progress, "artemis %s: creating instance %s\n", a.cfg.Version, a.InstanceDir())
 	cmd := exec.CommandContext(ctx, filepath.Join(a.HomeDir(), "bin", "artemis"), "create",
 		"--silent", "--require-login", "--user", artemisUser, "--password", pass,

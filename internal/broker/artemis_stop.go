@@ -24,30 +24,10 @@ func (a *Artemis) stopLocked(ctx context.Context) error {
 	if a.run == nil {
 		return nil
 	}
-	err := stopGroup(ctx, a.run.cmd.Process.Pid, a.run.exited, 30*time.Second)
+	err := stopProcessGroup(ctx, a.run.cmd.Process.Pid, a.run.exited, 30*time.Second)
 	a.run, a.version = nil, ""
 	os.Remove(a.pidFile())
 	return err
-}
-
-// stopGroup signals process group pid and waits for exited.
-func stopGroup(ctx context.Context, pid int, exited <-chan struct{}, grace time.Duration) error {
-	syscall.Kill(-pid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-exited:
-		return nil
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	syscall.Kill(-pid, syscall.SIGKILL)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("artemis (PID %d) did not exit after SIGKILL", pid)
-	}
 }
 
 // leftover returns the PID of a broker still running this instance from an
@@ -89,7 +69,7 @@ func (a *Artemis) StopLeftover(ctx context.Context) (int, error) {
 		}
 		close(exited)
 	}()
-	err := stopGroup(ctx, pid, exited, 30*time.Second)
+	err := stopProcessGroup(ctx, pid, exited, 30*time.Second)
 	os.Remove(a.pidFile())
 	return pid, err
 }

@@ -18,7 +18,7 @@ import (
 // testArtemis returns an Artemis with its own instance ("test-broker") and
 // ports, installed from the distribution already on this machine (unpacked
 // in the cache, or its tarball in the local Maven repository). Without one
-// the test is skipped: CI runs scripts/install-artemis.sh first.
+// the test is skipped: CI runs `pslab broker install artemis` first (scripts/test.sh).
 func testArtemis(t *testing.T) *Artemis {
 	t.Helper()
 	if testing.Short() {
@@ -29,7 +29,7 @@ func testArtemis(t *testing.T) *Artemis {
 		_, errHome := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis"))
 		_, errTar := os.Stat(a.localRepoTarball())
 		if errHome != nil && errTar != nil {
-			t.Skipf("Artemis %s is not installed (no %s, no %s): run scripts/install-artemis.sh",
+			t.Skipf("Artemis %s is not installed (no %s, no %s): run `go run ./cmd/pslab broker install artemis`",
 				a.cfg.Version, a.HomeDir(), a.localRepoTarball())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -349,11 +349,11 @@ func TestArtemisHelpers(t *testing.T) {
 	if s := lastErrorLine([]byte("java: not found\n")); s != "java: not found" {
 		t.Errorf("lastErrorLine without [ERROR] = %q", s)
 	}
-	pw, err := newPassword()
-	if err != nil || len(pw) != 32 || strings.ContainsAny(pw, ":\n\\ ") {
-		t.Errorf("newPassword = %q, %v", pw, err)
+	pw := RandomSecret()
+	if len(pw) != 32 || strings.ContainsAny(pw, ":\n\\ ") {
+		t.Errorf("RandomSecret = %q", pw)
 	}
-	pw2, _ := newPassword()
+	pw2 := RandomSecret()
 	if pw == pw2 {
 		t.Error("two generated passwords are equal")
 	}

@@ -2,7 +2,7 @@ package broker
 
 import (
 	"crypto/rand"
-	"encoding/hex"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
@@ -101,13 +101,15 @@ func watchParent(orphaned chan<- struct{}) {
 	}
 }
 
-// RandomSecret returns a fresh random credential (128 bits, hex).
+// RandomSecret returns a fresh random credential: 192 bits of crypto/rand,
+// base64url (nothing that needs escaping in a URL, a STOMP header or a
+// shell).
 func RandomSecret() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
 	}
-	return hex.EncodeToString(b)
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // CacheDir is pslab's cache: $PSLAB_CACHE, else $XDG_CACHE_HOME/pslab, else

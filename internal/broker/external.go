@@ -47,6 +47,9 @@ func (e *External) CheckReachable(ctx context.Context) error {
 	return c.Close()
 }
 
+// HasCredentials tells whether the URL carried a user.
+func (e *External) HasCredentials() bool { return e.ep.User != "" }
+
 // Name implements Broker.
 func (e *External) Name() string { return e.name }
 

@@ -153,7 +153,8 @@ func (n *NATS) Stop(ctx context.Context) error {
 	return err
 }
 
-// stopProcessGroup signals the group led by pid and waits for exited.
+// stopProcessGroup signals the group led by pid (SIGTERM, SIGKILL after
+// grace or when ctx ends) and waits for exited. Every broker uses it.
 func stopProcessGroup(ctx context.Context, pid int, exited <-chan struct{}, grace time.Duration) error {
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
 	select {
@@ -166,7 +167,7 @@ func stopProcessGroup(ctx context.Context, pid int, exited <-chan struct{}, grac
 	select {
 	case <-exited:
 		return nil
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		return fmt.Errorf("broker process %d did not exit after SIGKILL", pid)
 	}
 }

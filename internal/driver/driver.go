@@ -97,17 +97,21 @@ type Message struct {
 	Sel  int
 }
 
-// WindowBytes is the default flow-control budget of a case: about 64 KiB of
-// unconfirmed message bodies over all its publishers, half a second of a
-// 1 Mbit/s link, and enough not to throttle a loopback run.
+// WindowBytes is the default flow-control budget of one publisher: about
+// 64 KiB of unconfirmed message bodies, enough not to throttle a loopback
+// run. (The lab sets a smaller, per-case budget on slow emulated links.)
 const WindowBytes = 64 << 10
 
-// DefaultWindow is the default number of unconfirmed sends of one publisher
-// of a case: its share of WindowBytes, at least 1 and at most 1024 messages.
-// Splitting one budget keeps 50 publishers from queueing 50 windows on a
-// slow link.
+// DefaultWindow is the default number of unconfirmed sends of a publisher
+// of f: WindowBytes of bodies, at least 1 and at most 1024 messages.
 func DefaultWindow(f scenario.Factors) int {
-	return min(max(WindowBytes/max(f.Publishers, 1)/max(f.Size, 1), 1), 1024)
+	return WindowFor(WindowBytes, f.Size)
+}
+
+// WindowFor is how many bodies of size bytes fit in budget bytes, at least 1
+// and at most 1024.
+func WindowFor(budget, size int) int {
+	return min(max(budget/max(size, 1), 1), 1024)
 }
 
 // Publisher sends on one connection. Not safe for concurrent use.

@@ -25,7 +25,7 @@ import (
 func BenchmarkSTOMP(b *testing.B) {
 	a := broker.NewArtemis(broker.ArtemisConfig{Instance: "test-driver", Port: 61813, CorePort: 61816, HeapMB: 1024})
 	if !a.Installed() {
-		b.Skip("Artemis is not installed: run scripts/install-artemis.sh")
+		b.Skip("Artemis is not installed: run `go run ./cmd/pslab broker install artemis`")
 	}
 	ctx := context.Background()
 	ep, err := a.Start(ctx, broker.LoopbackHost{})

@@ -21,7 +21,7 @@ import (
 
 // Integration tests against a real ActiveMQ Artemis (own instance
 // "test-driver", ports 61813/61816). Skipped when Artemis is not installed;
-// CI runs scripts/install-artemis.sh first.
+// CI runs `pslab broker install artemis` first (scripts/test.sh).
 
 func startArtemis(t *testing.T) *broker.Artemis {
 	t.Helper()
@@ -35,7 +35,7 @@ func startArtemis(t *testing.T) *broker.Artemis {
 		v := a.Config().Version
 		tarball := filepath.Join(home, ".m2/repository/org/apache/activemq/apache-artemis", v, "apache-artemis-"+v+"-bin.tar.gz")
 		if _, errTar := os.Stat(tarball); errHome != nil && errTar != nil {
-			t.Skipf("Artemis %s is not installed (no %s, no %s): run scripts/install-artemis.sh", v, a.HomeDir(), tarball)
+			t.Skipf("Artemis %s is not installed (no %s, no %s): run `go run ./cmd/pslab broker install artemis`", v, a.HomeDir(), tarball)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

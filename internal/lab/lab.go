@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -58,7 +59,7 @@ type Plan struct {
 	Networks []string
 	Cases    []scenario.Case
 	Reps     int
-	Skipped  []string // what was left out and why (said before running)
+	Notes    []string // what was left out and why, warnings (said before running)
 }
 
 // Units is the number of case runs (case x broker x network x rep).
@@ -94,6 +95,9 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		if err := ext.CheckReachable(context.Background()); err != nil {
 			return p, err
 		}
+		if !ext.HasCredentials() {
+			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, u))
+		}
 	}
 	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName}); err != nil {
 		return p, err
@@ -109,14 +113,14 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		}
 		if prof.Shaped() {
 			if err := netem.Supported(); err != nil {
-				p.Skipped = append(p.Skipped, fmt.Sprintf("network %s skipped: link emulation needs root and network namespaces (%v)", n, err))
+				p.Notes = append(p.Notes, fmt.Sprintf("network %s skipped: link emulation needs root and network namespaces (%v)", n, err))
 				continue
 			}
 		}
 		nets = append(nets, n)
 	}
 	if len(nets) == 0 {
-		return p, fmt.Errorf("no network can run here: %s", strings.Join(p.Skipped, "; "))
+		return p, fmt.Errorf("no network can run here: %s", strings.Join(p.Notes, "; "))
 	}
 	p.Networks = nets
 	for _, c := range s.Cases {
@@ -276,6 +280,7 @@ func histName(r *results.Record) string {
 // runCase runs one repetition of one case and builds its record.
 func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker, nw *network,
 	c scenario.Case, rep int, runID string, p Plan) *results.Record {
+	c.PublishWindow = nw.publishWindow(c) // recorded as used
 	rec := &results.Record{
 		Schema: results.SchemaVersion, RunID: runID, Suite: p.Suite.Name, File: p.Suite.File,
 		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: o.Quick,
@@ -365,7 +370,7 @@ func sanitize(id string) string {
 }
 
 func newRunID() string {
-	return time.Now().UTC().Format("0102t150405") + broker.RandomSecret()[:4]
+	return fmt.Sprintf("%s%04x", time.Now().UTC().Format("0102t150405"), rand.Uint32()&0xffff)
 }
 
 // Version is pslab's version: the VCS revision it was built from, if known.

@@ -10,6 +10,7 @@ import (
 	"pslab/internal/broker"
 	"pslab/internal/driver"
 	"pslab/internal/results"
+	"pslab/internal/scenario"
 	"pslab/netem"
 )
 
@@ -133,6 +134,26 @@ type labHost struct{ lab *netem.Lab }
 func (h labHost) ListenIP() string          { return h.lab.BrokerIP() }
 func (h labHost) Start(cmd *exec.Cmd) error { return h.lab.StartInBroker(cmd) }
 func (h labHost) Dialer() driver.Dialer     { return h.lab }
+
+// linkQueueS is how much link time the publishers of a case may have
+// unconfirmed on a shaped link: half a second, as the router's own queue.
+const linkQueueS = 0.5
+
+// publishWindow is the flow-control window of each publisher of c when the
+// case does not set one. On a shaped link the publishers share one budget
+// of linkQueueS of the link's rate (more only queues: 50 publishers must not
+// put 50 windows on a 1 Mbit/s link); elsewhere each publisher has the
+// driver default.
+func (nw *network) publishWindow(c scenario.Case) int {
+	if c.PublishWindow > 0 {
+		return c.PublishWindow
+	}
+	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+		return driver.DefaultWindow(c.Factors)
+	}
+	budget := int(nw.profile.RateKbit * 1000 / 8 * linkQueueS)
+	return driver.WindowFor(budget/max(c.Publishers, 1), c.Size)
+}
 
 // idleBound caps the wait for a quiet link between cases.
 const idleBound = 30 * time.Second

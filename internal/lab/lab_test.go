@@ -1,0 +1,83 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"pslab/internal/load"
+	"pslab/internal/results"
+	"pslab/internal/scenario"
+	"pslab/netem"
+)
+
+func TestEnoughRepsHonoursMinimumCITargetAndCap(t *testing.T) {
+	o := Options{}
+	assert.False(t, enoughReps(2, []float64{1, 1}, 3, o), "below the minimum")
+	assert.True(t, enoughReps(3, []float64{1, 2, 3}, 3, o), "no CI target: the minimum is enough")
+
+	o = Options{CITarget: 0.05, MaxReps: 5}
+	assert.True(t, enoughReps(3, []float64{100, 100.5, 99.5}, 3, o), "half-width 1.2 % of the mean")
+	assert.False(t, enoughReps(3, []float64{100, 150, 50}, 3, o), "half-width far above 5 %")
+	assert.True(t, enoughReps(5, []float64{100, 150, 50, 120, 80}, 3, o), "the cap ends it")
+	assert.False(t, CIReached([]float64{100}, 0.05), "one value has no interval")
+	assert.False(t, CIReached([]float64{0, 0}, 0.05), "zero mean")
+}
+
+func record(clientCPU, brokerCPU float64, complete bool, lost int64) *results.Record {
+	return &results.Record{
+		Resources: &results.Resources{ClientCPUPct: clientCPU, BrokerCPUPct: brokerCPU, Cores: 2},
+		Result:    &load.Result{DrainComplete: complete, Counts: load.Counts{Lost: lost, Expected: 100, ReceivedInWindow: 10}},
+		Network:   results.Network{Path: "namespaces"},
+	}
+}
+
+func flagNames(fs []string) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, strings.SplitN(f, ":", 2)[0])
+	}
+	return out
+}
+
+func TestFlags(t *testing.T) {
+	assert.Empty(t, flagsFor(record(50, 50, true, 0)))
+	assert.Equal(t, []string{"cpu-saturated"}, flagNames(flagsFor(record(80, 110, true, 0))))
+	assert.Equal(t, []string{"cpu-saturated", "client-bound"}, flagNames(flagsFor(record(150, 40, true, 0))))
+	assert.Equal(t, []string{"drain-incomplete"}, flagNames(flagsFor(record(10, 10, false, 7))))
+	r := record(10, 10, true, 0)
+	r.Result.Counts.ReceivedInWindow = 0
+	r.Result.Counts.DecodeErrors = 1
+	r.Network.Path = "loopback"
+	assert.Equal(t, []string{"bad-deliveries", "no-deliveries-in-window", "loopback"}, flagNames(flagsFor(r)))
+}
+
+func TestMakePlanRefusesUnknownBrokerAndNetwork(t *testing.T) {
+	s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{"nats"}, Networks: []string{"wireline"}, Reps: 1,
+		Cases: []scenario.Case{scenario.Defaults()}}
+	_, err := MakePlan(s, Options{Brokers: []string{"rabbit"}})
+	assert.ErrorContains(t, err, `unknown broker "rabbit"`)
+	_, err = MakePlan(s, Options{Networks: []string{"carrier-pigeon"}})
+	assert.Error(t, err)
+	_, err = MakePlan(s, Options{Cases: func(string) bool { return false }})
+	assert.ErrorContains(t, err, "no case")
+	_, err = MakePlan(s, Options{LabName: "Bad Name"})
+	assert.Error(t, err)
+	p, err := MakePlan(s, Options{Reps: 4})
+	assert.NoError(t, err)
+	assert.Equal(t, 4, p.Units())
+}
+
+func TestPublishWindowFollowsTheLink(t *testing.T) {
+	c := scenario.Defaults()
+	c.Publishers, c.Size = 50, 100
+	wire := &network{profile: netem.Profile{Name: "wireline"}}
+	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
+	assert.Equal(t, 655, wire.publishWindow(c), "unshaped: 64 KiB per publisher")
+	assert.Equal(t, 12, wifi.publishWindow(c), "1 Mbit/s: 62500 B per case, 1250 B per publisher")
+	c.Size = 5120
+	assert.Equal(t, 1, wifi.publishWindow(c), "at least one message")
+	c.PublishWindow = 7
+	assert.Equal(t, 7, wifi.publishWindow(c), "the scenario's window wins")
+}

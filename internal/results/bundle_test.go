@@ -1,0 +1,35 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBundleAppendsWholeRecordsAndMakesNoDirUntilWritten(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	b, err := Create(dir)
+	require.NoError(t, err)
+	_, err = os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "nothing is written before the first record")
+	for i := 1; i <= 3; i++ {
+		require.NoError(t, b.Append(&Record{Schema: SchemaVersion, CaseID: "c", Rep: i}))
+	}
+	recs, err := Read(dir)
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	assert.Equal(t, 3, recs[2].Rep)
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	assert.Empty(t, left, "no temp files left behind")
+}
+
+func TestReadNamesTheBadLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte("{\"case\":\"a\"}\n{\"case\":\n"), 0o644))
+	_, err := Read(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "records.jsonl:2:")
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Regenerates the committed reference results under results/ (as root, on a
+# quiet machine: every number is a measurement of this machine). Each part
+# writes its bundle, the summary table, and a README with the command and
+# its wall time. Usage: sudo bash scripts/reference-results.sh [part...]
+# Parts: smoke scale-400 wifi-link-bound netem-verify (default: all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go build -o /tmp/pslab-ref ./cmd/pslab
+pslab=/tmp/pslab-ref
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(smoke scale-400 wifi-link-bound netem-verify)
+
+# run_part NAME DESCRIPTION COMMAND...: runs the command, keeps its output
+# and writes results/NAME/README.md.
+run_part() {
+  local name=$1 desc=$2; shift 2
+  local dir=results/$name
+  rm -rf "$dir"; mkdir -p "$dir"
+  local start; start=$(date +%s)
+  "$@" >"$dir/summary.txt" 2>"$dir/progress.log" || echo "(exit code $?)" >>"$dir/summary.txt"
+  local wall=$(( $(date +%s) - start ))
+  {
+    echo "# $name"
+    echo
+    echo "$desc"
+    echo
+    echo "Command (from the repository root, as root):"
+    echo
+    echo '```'
+    echo "pslab ${*:2}" | sed "s|$pslab|pslab|"
+    echo '```'
+    echo
+    echo "Wall time: ${wall} s. Machine: $(nproc) cores, kernel $(uname -r), $(date -u +%Y-%m-%d)."
+    echo "Regenerate: \`sudo bash scripts/reference-results.sh $name\`."
+    echo
+    echo "Summary (records in records.jsonl, progress in progress.log):"
+    echo
+    echo '```'
+    cat "$dir/summary.txt"
+    echo '```'
+  } >"$dir/README.md"
+  echo "$name: ${wall} s"
+}
+
+for part in "${parts[@]}"; do
+  case $part in
+  smoke)
+    run_part smoke "The smoke suite: the four subscription x delivery combinations at 1/1/1, 100 B, and a 2/10/2 few-to-many case with selector, dups-ok ack and 2 KB text bodies; NATS and Artemis; wireline and the emulated 802.11 link (wifi-paper)." \
+      $pslab run scenarios/smoke.yaml --out results/smoke ;;
+  scale-400)
+    run_part scale-400 "400 publishers / 400 subscribers / 400 topics (800 connections), non-durable/non-persistent and durable/persistent, on NATS and Artemis, wireline. Peak RSS of client and broker are in each record (resources.client_peak_rss, resources.broker_peak_rss)." \
+      $pslab run scenarios/scale-400.yaml --broker nats,artemis --out results/scale-400 ;;
+  wifi-link-bound)
+    run_part wifi-link-bound "NATS core, 1/1/1, 5120 B bodies over wifi-paper (1 Mbit/s half duplex, 3 % loss): is the subscriber throughput bound by the link? The bound is computed in results/wifi-link-bound/bound.txt from the verified goodput of the link and the bytes one message puts on it." \
+      $pslab run scenarios/wifi-link-bound.yaml --out results/wifi-link-bound
+    python3 scripts/link-bound.py results/wifi-link-bound/records.jsonl | tee results/wifi-link-bound/bound.txt >>results/wifi-link-bound/README.md ;;
+  netem-verify)
+    run_part netem-verify "The wifi-paper profile verified over 10 s phases: TCP goodput and loss per direction against the profile." \
+      $pslab netem verify wifi-paper --duration 10s ;;
+  *) echo "unknown part $part" >&2; exit 2 ;;
+  esac
+done
