@@ -15,10 +15,15 @@
 //     duplication or loss correlation are refused on this backend, never
 //     approximated.
 //
+// Options.BrokerPID puts the broker side into another process's network
+// namespace instead (a broker container's): the lab then adds only its veth
+// end, address and route there, and removes only those.
+//
 // Every profile, wireline too, goes through the router, so the paths differ
 // only in the impairments. The package never touches an interface or a
-// namespace outside its own, and tears everything down idempotently (also at
-// start, so a crashed run leaves nothing behind). All namespace switching
+// namespace outside its own (but for that one veth end in a BrokerPID's
+// namespace), and tears everything down idempotently (also at start, so a
+// crashed run leaves nothing behind). All namespace switching
 // happens on locked OS threads that are restored (or left to die locked), so
 // the package is safe in programs that run other goroutines.
 //

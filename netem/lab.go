@@ -31,6 +31,15 @@ type Options struct {
 	// Backend forces a backend for shaped profiles; empty means auto: netem
 	// where the kernel has it, tbf+nftables otherwise.
 	Backend Backend
+	// BrokerPID, when not 0, puts the broker side of the link into the
+	// network namespace of that process (/proc/PID/ns/net; for a Docker
+	// container, docker inspect -f '{{.State.Pid}}' CONTAINER) instead of
+	// the lab's own <prefix>-brk namespace. Up adds only the router's veth
+	// end there, named <prefix>-b0, with the usual broker address
+	// (BrokerIP) and a route to the clients' net, and Down, Cleanup and
+	// the next Up remove only that veth: the namespace itself is never
+	// mounted, unmounted or deleted. See CheckBrokerPID for the refusals.
+	BrokerPID int
 }
 
 // Addresses inside the lab's own namespaces (never routed anywhere else:
@@ -73,7 +82,8 @@ func namesFor(prefix string) (names, error) {
 	}, nil
 }
 
-// Lab is one emulated link: three namespaces and the router between them.
+// Lab is one emulated link: three namespaces (or two and another
+// process's, see Options.BrokerPID) and the router between them.
 // Its methods are safe for concurrent use.
 type Lab struct {
 	opts   Options
@@ -99,13 +109,17 @@ func New(o Options) *Lab {
 }
 
 // CheckOptions reports bad options: a prefix that is not 1-10 characters
-// a-z0-9, or an unknown backend.
+// a-z0-9, an unknown backend, or a negative BrokerPID. It does not look at
+// the system; CheckBrokerPID does.
 func CheckOptions(o Options) error {
 	if _, err := namesFor(o.Prefix); err != nil {
 		return err
 	}
 	if o.Backend != "" && o.Backend != BackendNetem && o.Backend != BackendTBFNft {
 		return fmt.Errorf("netem: unknown backend %q (want %q or %q)", o.Backend, BackendNetem, BackendTBFNft)
+	}
+	if o.BrokerPID < 0 {
+		return fmt.Errorf("netem: %w: %d is not a pid", ErrBadBrokerPID, o.BrokerPID)
 	}
 	return nil
 }
@@ -116,11 +130,42 @@ func (l *Lab) Prefix() string { return l.n.Prefix }
 // ClientIP is the address of the clients' namespace.
 func (l *Lab) ClientIP() string { return ipOf(cliAddr) }
 
-// BrokerIP is the address of the broker's namespace.
+// BrokerIP is the address of the broker side (in the lab's broker
+// namespace, or on the lab's veth in the BrokerPID's namespace).
 func (l *Lab) BrokerIP() string { return ipOf(brkAddr) }
 
+// BrokerInterface is the name of the broker side's veth end.
+func (l *Lab) BrokerInterface() string { return l.n.BrkIf }
+
 // Namespaces are the names of the client, router and broker namespaces.
-func (l *Lab) Namespaces() (cli, rtr, brk string) { return l.n.NsCli, l.n.NsRtr, l.n.NsBrk }
+// When the broker side is another process's namespace (Options.BrokerPID,
+// or such a lab brought up by another process), brk describes it as
+// "pid PID net:[INODE]".
+func (l *Lab) Namespaces() (cli, rtr, brk string) {
+	brk, err := l.brokerNS()
+	if err != nil {
+		brk = l.n.NsBrk
+	}
+	return l.n.NsCli, l.n.NsRtr, brk
+}
+
+// brokerNS is the namespace of the broker side: the foreign one recorded
+// in the lab's state file (by an Up with BrokerPID, in this process or
+// another), else the lab's own <prefix>-brk.
+func (l *Lab) brokerNS() (string, error) {
+	f, ok, err := readBrokerState(l.n.Prefix)
+	switch {
+	case err != nil:
+		return "", err
+	case ok && l.opts.BrokerPID != 0 && f.PID != l.opts.BrokerPID:
+		return "", fmt.Errorf("netem: lab %s has its broker side in %s, not in pid %d's", l.n.Prefix, f, l.opts.BrokerPID)
+	case ok:
+		return f.ref(), nil
+	case l.opts.BrokerPID != 0:
+		return "", fmt.Errorf("netem: lab %s is not up (no broker side in pid %d's network namespace)", l.n.Prefix, l.opts.BrokerPID)
+	}
+	return l.n.NsBrk, nil
+}
 
 func ipOf(cidr string) string {
 	a, err := netlink.ParseAddr(cidr)

@@ -22,6 +22,9 @@ var ErrInUse = errors.New("lab in use")
 // while a holder lives, Cleanup and Up refuse. OFD locks (unlike classic
 // POSIX record locks) are not lost when the process closes some other
 // descriptor of the file, and they conflict between two Labs of one process.
+// A lab whose broker side is another process's namespace also has a state
+// file next to the lock, /run/pslab-<prefix>.broker (see foreign.go), so
+// that whoever cleans up later knows where its veth end is.
 func lockPath(prefix string) string { return "/run/pslab-" + prefix + ".lock" }
 
 // acquireLock takes the lab's lock and returns the file holding it.

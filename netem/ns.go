@@ -52,7 +52,8 @@ func inNS(ns netns.NsHandle, fn func() error) error {
 	return <-errc
 }
 
-// inNamedNS is inNS for a namespace given by name.
+// inNamedNS is inNS for a namespace given by name: the name of one of the
+// lab's own namespaces, or the ref of a foreign one (see foreignNS.ref).
 func inNamedNS(name string, fn func() error) error {
 	ns, err := openNS(name)
 	if err != nil {
@@ -62,8 +63,12 @@ func inNamedNS(name string, fn func() error) error {
 	return inNS(ns, fn)
 }
 
-// openNS opens a named namespace, saying clearly when it does not exist.
+// openNS opens a named namespace, saying clearly when it does not exist. A
+// foreign namespace's ref is opened through its pid, checking its inode.
 func openNS(name string) (netns.NsHandle, error) {
+	if f, ok := parseForeignRef(name); ok {
+		return f.open()
+	}
 	ns, err := netns.GetFromName(name)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -110,6 +115,19 @@ func namedNSExists(name string) bool {
 	return err == nil
 }
 
+// nsExists is namedNSExists for a name or a foreign ref.
+func nsExists(name string) bool {
+	if _, ok := parseForeignRef(name); !ok {
+		return namedNSExists(name)
+	}
+	ns, err := openNS(name)
+	if err != nil {
+		return false
+	}
+	ns.Close()
+	return true
+}
+
 // deleteNamedNS unmounts and removes /run/netns/name. The namespace itself
 // (and the veths, IFB and nft tables inside) goes away once no process and no
 // open handle holds it. Missing or stale entries are not an error.
@@ -125,10 +143,21 @@ func deleteNamedNS(name string) error {
 }
 
 // pidsInNS lists the processes whose network namespace is the one mounted at
-// /run/netns/name (they keep it alive after the mount is gone).
+// /run/netns/name (they keep it alive after the mount is gone), or the
+// foreign one a ref names.
 func pidsInNS(name string) []int {
 	var want unix.Stat_t
-	if err := unix.Stat(filepath.Join(netnsDir, name), &want); err != nil {
+	if _, ok := parseForeignRef(name); ok {
+		ns, err := openNS(name)
+		if err != nil {
+			return nil
+		}
+		err = unix.Fstat(int(ns), &want)
+		ns.Close()
+		if err != nil {
+			return nil
+		}
+	} else if err := unix.Stat(filepath.Join(netnsDir, name), &want); err != nil {
 		return nil
 	}
 	entries, err := os.ReadDir("/proc")

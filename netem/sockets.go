@@ -22,7 +22,7 @@ func (l *Lab) nsOf(s Side) (string, error) {
 	case SideClient:
 		return l.n.NsCli, nil
 	case SideBroker:
-		return l.n.NsBrk, nil
+		return l.brokerNS()
 	}
 	return "", fmt.Errorf("netem: unknown side %q", s)
 }
@@ -35,7 +35,9 @@ func (l *Lab) DialContext(ctx context.Context, network, addr string) (net.Conn, 
 	return l.DialIn(ctx, SideClient, network, addr)
 }
 
-// ListenBroker listens inside the broker namespace (stream networks).
+// ListenBroker listens inside the broker namespace (stream networks). With
+// a foreign broker side (Options.BrokerPID) "the broker namespace" here and
+// below is that process's namespace.
 func (l *Lab) ListenBroker(network, addr string) (net.Listener, error) {
 	return l.ListenIn(SideBroker, network, addr)
 }

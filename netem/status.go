@@ -19,10 +19,11 @@ type Status struct {
 
 // NamespaceStatus is one of the lab's namespaces.
 type NamespaceStatus struct {
-	Name   string
-	Exists bool
-	Pids   []int // processes inside
-	Links  []LinkStatus
+	Name    string
+	Exists  bool
+	Foreign bool  // another process's (Options.BrokerPID): only the lab's veth there is pslab's
+	Pids    []int // processes inside
+	Links   []LinkStatus
 }
 
 // LinkStatus is one interface inside a lab namespace.
@@ -42,8 +43,10 @@ func (l *Lab) Status() (Status, error) {
 		return Status{}, l.badOpt
 	}
 	s := Status{Prefix: l.n.Prefix}
-	for _, ns := range []string{l.n.NsCli, l.n.NsRtr, l.n.NsBrk} {
-		st := NamespaceStatus{Name: ns, Exists: namedNSExists(ns)}
+	_, _, brk := l.Namespaces()
+	for _, ns := range []string{l.n.NsCli, l.n.NsRtr, brk} {
+		_, foreign := parseForeignRef(ns)
+		st := NamespaceStatus{Name: ns, Exists: nsExists(ns), Foreign: foreign}
 		if st.Exists {
 			st.Pids = pidsInNS(ns)
 			links, err := linkStatuses(ns)
@@ -174,6 +177,9 @@ func (s Status) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "namespace %s", ns.Name)
+		if ns.Foreign {
+			b.WriteString(" (another process's: only the lab's veth there is pslab's)")
+		}
 		if len(ns.Pids) > 0 {
 			fmt.Fprintf(&b, " (processes %v)", ns.Pids)
 		}

@@ -16,9 +16,24 @@ import (
 // then builds the three namespaces, the two veth pairs, addresses and routes,
 // turns forwarding on in the router and offloads off on the veths. The link
 // is left unshaped (as wireline) until Apply. On error nothing is left.
+//
+// With Options.BrokerPID, the broker side is that process's namespace
+// instead of <prefix>-brk: Up refuses (ErrBadBrokerPID) a pid that does not
+// exist, one in pslab's or pid 1's own namespace, and a namespace that
+// already has an interface named <prefix>-b0 or an address or route inside
+// 10.77.1.0/30 or 10.77.2.0/30. It records the namespace (pid and inode) in
+// /run/pslab-<prefix>.broker before it adds the veth end there.
 func (l *Lab) Up(ctx context.Context) error {
 	if l.badOpt != nil {
 		return l.badOpt
+	}
+	var foreign *foreignNS
+	if l.opts.BrokerPID != 0 {
+		f, err := inspectBrokerPID(l.opts.BrokerPID)
+		if err != nil {
+			return err
+		}
+		foreign = &f
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -33,7 +48,19 @@ func (l *Lab) Up(ctx context.Context) error {
 		return fmt.Errorf("netem: clean up before up: %w", err)
 	}
 	l.applied, l.backend = nil, ""
-	if err := l.build(ctx); err != nil {
+	brk := l.n.NsBrk
+	if foreign != nil {
+		if err := checkForeignFree(*foreign, l.n); err != nil {
+			l.unlock()
+			return err
+		}
+		if err := writeBrokerState(l.n.Prefix, *foreign); err != nil {
+			l.unlock()
+			return err
+		}
+		brk = foreign.ref()
+	}
+	if err := l.build(ctx, brk, foreign); err != nil {
 		_, cerr := cleanup(l.n)
 		l.unlock()
 		return errors.Join(fmt.Errorf("netem: up: %w", err), cerr)
@@ -43,7 +70,9 @@ func (l *Lab) Up(ctx context.Context) error {
 }
 
 // Down removes the namespaces (and with them the veths, the IFB and the nft
-// table inside). Calling it again, or on a lab that is not up, is fine.
+// table inside); with a foreign broker side (Options.BrokerPID) it deletes
+// the lab's veth end from that namespace and leaves the namespace alone.
+// Calling it again, or on a lab that is not up, is fine.
 func (l *Lab) Down() error {
 	if l.badOpt != nil {
 		return l.badOpt
@@ -71,17 +100,31 @@ func (l *Lab) unlock() {
 	}
 }
 
-// IsUp reports whether the lab's three namespaces exist.
+// IsUp reports whether the lab's three namespaces exist (with a foreign
+// broker side: the client and router namespaces, and the lab's veth end in
+// the foreign one).
 func (l *Lab) IsUp() bool {
-	return namedNSExists(l.n.NsCli) && namedNSExists(l.n.NsRtr) && namedNSExists(l.n.NsBrk)
+	brk, err := l.brokerNS()
+	if err != nil || !namedNSExists(l.n.NsCli) || !namedNSExists(l.n.NsRtr) {
+		return false
+	}
+	if _, ok := parseForeignRef(brk); ok {
+		return withHandle(brk, func(h *netlink.Handle) error {
+			_, err := h.LinkByName(l.n.BrkIf)
+			return err
+		}) == nil
+	}
+	return namedNSExists(brk)
 }
 
 // Cleanup removes whatever an earlier run with this prefix left: its named
 // namespaces (the veths, IFB and nft table live inside them and go with
-// them). It says what it removed; processes still running inside a removed
-// namespace are named (they keep it alive but are not killed). A lab held
-// by another live process is not a leftover: Cleanup then returns an error
-// wrapping ErrInUse and removes nothing.
+// them) and, if its broker side was another process's namespace, its veth
+// end there (never that namespace). It says what it removed; processes
+// still running inside a removed namespace are named (they keep it alive
+// but are not killed). A lab held by another live process is not a
+// leftover: Cleanup then returns an error wrapping ErrInUse and removes
+// nothing.
 func Cleanup(prefix string) (removed []string, err error) {
 	n, err := namesFor(prefix)
 	if err != nil {
@@ -93,9 +136,11 @@ func Cleanup(prefix string) (removed []string, err error) {
 	return cleanup(n)
 }
 
-// cleanup removes the namespaces without asking who holds them.
+// cleanup removes the lab's veth end from a recorded foreign broker
+// namespace, then the lab's own namespaces, without asking who holds them.
 func cleanup(n names) (removed []string, err error) {
-	var errs []error
+	removed, ferr := cleanupForeign(n)
+	errs := []error{ferr}
 	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
 		if !namedNSExists(ns) {
 			continue
@@ -113,16 +158,23 @@ func cleanup(n names) (removed []string, err error) {
 	return removed, errors.Join(errs...)
 }
 
-func (l *Lab) build(ctx context.Context) error {
+// build makes the topology with the broker side in brk: the lab's own
+// namespace, or the foreign one (then foreign is set, and pslab creates and
+// changes nothing in it but its veth end and that end's address and route).
+func (l *Lab) build(ctx context.Context, brk string, foreign *foreignNS) error {
 	n := l.n
-	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
+	own := []string{n.NsCli, n.NsRtr}
+	if foreign == nil {
+		own = append(own, n.NsBrk)
+	}
+	for _, ns := range own {
 		if err := createNamedNS(ns); err != nil {
 			return err
 		}
 	}
 	// IPv4 only: no IPv6 router solicitations or MLD reports on the lab's
 	// links, so the counters see only the traffic of a run.
-	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
+	for _, ns := range own {
 		for _, f := range []string{"all", "default"} {
 			if err := writeSysctl(ns, "/proc/sys/net/ipv6/conf/"+f+"/disable_ipv6", "1"); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("%s: disable IPv6: %w", ns, err)
@@ -132,13 +184,18 @@ func (l *Lab) build(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := l.makeVeths(); err != nil {
+	if err := l.makeVeths(brk); err != nil {
 		return err
+	}
+	if foreign != nil {
+		if err := prepareForeignEnd(*foreign, n); err != nil {
+			return err
+		}
 	}
 	type ifc struct{ ns, dev, addr string }
 	ifcs := []ifc{
 		{n.NsCli, n.CliIf, cliAddr}, {n.NsRtr, n.RtrCliIf, rtrCliAddr},
-		{n.NsRtr, n.RtrBrkIf, rtrBrkAddr}, {n.NsBrk, n.BrkIf, brkAddr},
+		{n.NsRtr, n.RtrBrkIf, rtrBrkAddr}, {brk, n.BrkIf, brkAddr},
 	}
 	for _, i := range ifcs {
 		if err := disableOffloads(i.ns, i.dev); err != nil {
@@ -148,7 +205,7 @@ func (l *Lab) build(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
+	for _, ns := range own {
 		if err := withHandle(ns, func(h *netlink.Handle) error { return linkUp(h, "lo") }); err != nil {
 			return err
 		}
@@ -156,7 +213,7 @@ func (l *Lab) build(ctx context.Context) error {
 	if err := addRoute(n.NsCli, brkNet, ipOf(rtrCliAddr)); err != nil {
 		return err
 	}
-	if err := addRoute(n.NsBrk, cliNet, ipOf(rtrBrkAddr)); err != nil {
+	if err := addRoute(brk, cliNet, ipOf(rtrBrkAddr)); err != nil {
 		return err
 	}
 	if err := writeSysctl(n.NsRtr, "/proc/sys/net/ipv4/ip_forward", "1"); err != nil {
@@ -166,16 +223,17 @@ func (l *Lab) build(ctx context.Context) error {
 }
 
 // makeVeths creates both veth pairs from inside the router namespace, with
-// the peer ends placed straight into the client and broker namespaces, so
-// no interface ever appears in the host's namespace.
-func (l *Lab) makeVeths() error {
+// the peer ends placed straight into the client and broker namespaces (brk:
+// a name or a foreign ref), so no interface ever appears in the host's
+// namespace.
+func (l *Lab) makeVeths(brkNS string) error {
 	n := l.n
 	cli, err := openNS(n.NsCli)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	brk, err := openNS(n.NsBrk)
+	brk, err := openNS(brkNS)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,8 @@ type netemFlags struct {
 	rateTol  float64
 	lossTol  float64
 	asJSON   bool
+	// brokerPID puts the broker side into that process's network namespace.
+	brokerPID int
 }
 
 func newNetemCmd() *cobra.Command {
@@ -39,30 +41,50 @@ netem qdisc where the kernel has it, else TBF for the rate plus nftables
 random drop; profiles needing delay, jitter, duplication or loss correlation
 are refused on that fallback. Needs root.
 
+With --broker-pid PID (up, verify) the broker side is not <prefix>-brk but
+the network namespace of that process, e.g. a broker container's: pslab puts
+only its veth end <prefix>-b0 there (10.77.2.2/30, a route to the clients'
+10.77.1.0/30, IPv6 off on that veth) and down removes only that veth, never
+the namespace. show and down find such a broker side by themselves.
+
 Profiles: ` + strings.Join(netem.BuiltinProfiles(), ", ") + `, or a YAML file
 (see docs/netem.md).`,
 		Example: `  pslab netem verify wifi-paper --duration 10s
-  pslab netem up wifi-paper && pslab netem show && pslab netem down`,
+  pslab netem up wifi-paper && pslab netem show && pslab netem down
+  pslab netem up wifi-paper --broker-pid $(docker inspect -f '{{.State.Pid}}' pslab-nats-1)`,
 	}
 	cmd.PersistentFlags().StringVar(&f.prefix, "prefix", "pslab", "name prefix of the namespaces, interfaces and nft table")
 	cmd.PersistentFlags().StringVar(&f.backend, "backend", "auto", "auto, netem or tbf+nftables")
 
-	cmd.AddCommand(&cobra.Command{
+	up := &cobra.Command{
 		Use:   "up PROFILE",
 		Short: "Build the namespaces and apply a profile, and leave them up",
 		Long: `Remove leftovers of an earlier run, build the namespaces, veths and routes,
 apply PROFILE and leave everything up: until ` + "`pslab netem down`" + `, or until
 a later pslab run or netem command with the same prefix replaces it (once
 this command has exited, the lab counts as a leftover). Prints the backend
-used. Run programs in it with ip netns exec <prefix>-cli|<prefix>-brk.`,
-		Example: "  pslab netem up wifi-paper",
-		Args:    argsCheck(cobra.ExactArgs(1)),
-		RunE:    func(c *cobra.Command, args []string) error { return netemUp(c, f, args[0]) },
-	})
+used. Run programs in it with ip netns exec <prefix>-cli|<prefix>-brk.
+
+--broker-pid PID: the broker side is the network namespace of process PID
+(a container's: docker inspect -f '{{.State.Pid}}' CONTAINER) instead of
+<prefix>-brk. Only the veth end <prefix>-b0 with 10.77.2.2/30 and a route to
+10.77.1.0/30 is added there; a broker listening on all addresses in it is
+then reached from <prefix>-cli at 10.77.2.2 through the router. Refused:
+a PID that does not exist, one in pslab's (the host's) own namespace, a
+namespace that already has <prefix>-b0 or an address or route in
+10.77.1.0/30 or 10.77.2.0/30.`,
+		Example: `  pslab netem up wifi-paper
+  pslab netem up wifi-paper --broker-pid $(docker inspect -f '{{.State.Pid}}' pslab-nats-1)
+  ip netns exec pslab-cli nc -z 10.77.2.2 4222`,
+		Args: argsCheck(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error { return netemUp(c, f, args[0]) },
+	}
+	up.Flags().IntVar(&f.brokerPID, "broker-pid", 0, "put the broker side into this process's network namespace (a container's) instead of <prefix>-brk")
+	cmd.AddCommand(up)
 	cmd.AddCommand(&cobra.Command{
 		Use:     "down",
 		Short:   "Remove the namespaces (and the veths, IFB and nft table in them)",
-		Long:    "Remove everything `pslab netem up` (or a crashed run) left. Safe to run when nothing is up.",
+		Long:    "Remove everything `pslab netem up` (or a crashed run) left. Safe to run when nothing is up.\nA broker side in another process's namespace (--broker-pid) loses only the lab's veth; the namespace stays.",
 		Example: "  pslab netem down",
 		Args:    argsCheck(cobra.NoArgs),
 		RunE:    func(c *cobra.Command, _ []string) error { return netemDown(c, f) },
@@ -85,9 +107,12 @@ transfer each way (after a warm-up), and loss and one-way delay of UDP probes
 with sequence numbers both ways at once, each for --duration. Prints measured
 against expected (the rate minus Ethernet+IP+TCP headers per segment, and in
 half duplex the ACKs that share the budget) and exits 1 if a direction is
-outside --rate-tol or --loss-tol. Takes down the lab unless --keep.`,
+outside --rate-tol or --loss-tol. Takes down the lab unless --keep.
+With --broker-pid the broker-side sockets of the measurement are opened in
+that process's network namespace (see pslab netem up --help).`,
 		Example: `  pslab netem verify wifi-paper --duration 10s
-  pslab netem verify my-link.yaml --keep --json`,
+  pslab netem verify my-link.yaml --keep --json
+  pslab netem verify wifi-paper --broker-pid $(docker inspect -f '{{.State.Pid}}' pslab-nats-1)`,
 		Args: argsCheck(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error { return netemVerify(c, f, args[0]) },
 	}
@@ -96,6 +121,7 @@ outside --rate-tol or --loss-tol. Takes down the lab unless --keep.`,
 	verify.Flags().Float64Var(&f.rateTol, "rate-tol", 0.10, "allowed relative goodput error")
 	verify.Flags().Float64Var(&f.lossTol, "loss-tol", 1.0, "allowed loss error, percentage points")
 	verify.Flags().BoolVar(&f.asJSON, "json", false, "print the verification as JSON")
+	verify.Flags().IntVar(&f.brokerPID, "broker-pid", 0, "put the broker side into this process's network namespace (a container's) instead of <prefix>-brk")
 	cmd.AddCommand(verify)
 	return cmd
 }
@@ -112,12 +138,20 @@ func newLab(f netemFlags) (*netem.Lab, error) {
 	default:
 		return nil, badInputf("--backend %q: want auto, netem or tbf+nftables", f.backend)
 	}
-	o := netem.Options{Prefix: f.prefix, Backend: b}
+	o := netem.Options{Prefix: f.prefix, Backend: b, BrokerPID: f.brokerPID}
 	if err := netem.CheckOptions(o); err != nil {
+		if errors.Is(err, netem.ErrBadBrokerPID) {
+			err = fmt.Errorf("--broker-pid: %w", err)
+		}
 		return nil, badInput(err)
 	}
 	if err := netem.Supported(); err != nil {
 		return nil, fmt.Errorf("%w (pslab netem manages network namespaces: run it as root)", err)
+	}
+	if o.BrokerPID != 0 {
+		if err := netem.CheckBrokerPID(o.BrokerPID); err != nil {
+			return nil, badInput(fmt.Errorf("--broker-pid: %w", err))
+		}
 	}
 	return netem.New(o), nil
 }
@@ -135,6 +169,9 @@ func loadProfile(name string) (netem.Profile, error) {
 // leaves nothing behind.
 func bringUp(ctx context.Context, l *netem.Lab, p netem.Profile) (netem.Backend, error) {
 	if err := l.Up(ctx); err != nil {
+		if errors.Is(err, netem.ErrBadBrokerPID) {
+			return "", badInput(fmt.Errorf("--broker-pid: %w", err))
+		}
 		return "", err
 	}
 	b, err := l.Apply(p)
@@ -166,9 +203,24 @@ func netemUp(c *cobra.Command, f netemFlags, name string) error {
 	cli, rtr, brk := l.Namespaces()
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "up: %s\nbackend: %s\n", p, b)
+	if f.brokerPID != 0 {
+		fmt.Fprintf(out, "clients in netns %s (%s), router %s, broker side: veth %s (%s) in the network namespace of %s\n",
+			cli, l.ClientIP(), rtr, l.BrokerInterface(), l.BrokerIP(), brk)
+		fmt.Fprintf(out, "try: ip netns exec %s <command> (clients), nsenter -t %d -n <command> (broker side); remove with: pslab netem down%s\n",
+			cli, f.brokerPID, prefixFlag(f))
+		return nil
+	}
 	fmt.Fprintf(out, "clients in netns %s (%s), router %s, broker in netns %s (%s)\n", cli, l.ClientIP(), rtr, brk, l.BrokerIP())
-	fmt.Fprintf(out, "try: ip netns exec %s <command>; remove with: pslab netem down\n", cli)
+	fmt.Fprintf(out, "try: ip netns exec %s <command>; remove with: pslab netem down%s\n", cli, prefixFlag(f))
 	return nil
+}
+
+// prefixFlag is the --prefix to repeat in a hint ("" for the default).
+func prefixFlag(f netemFlags) string {
+	if f.prefix == "pslab" {
+		return ""
+	}
+	return " --prefix " + f.prefix
 }
 
 func netemDown(c *cobra.Command, f netemFlags) error {

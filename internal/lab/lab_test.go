@@ -75,6 +75,9 @@ func TestPublishWindowFollowsTheLink(t *testing.T) {
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
 	assert.Equal(t, 655, wire.publishWindow(c), "unshaped: 64 KiB per publisher")
+	c.Publishers = 400
+	assert.Equal(t, 52, wire.publishWindow(c), "unshaped: 2 MiB for the whole case")
+	c.Publishers = 50
 	assert.Equal(t, 12, wifi.publishWindow(c), "1 Mbit/s: 62500 B per case, 1250 B per publisher")
 	c.Size = 5120
 	assert.Equal(t, 1, wifi.publishWindow(c), "at least one message")

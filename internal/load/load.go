@@ -33,7 +33,9 @@ type Config struct {
 	Prefix string // unique names on the broker for this case run
 	Driver driver.Driver
 	Seed   int64
-	// ConnectParallel bounds concurrent connection set-up (default 32).
+	// ConnectParallel bounds concurrent connection set-up (default 64: on
+	// a lossy link a lost SYN costs a 1 s retransmission, and set-up in
+	// parallel hides it).
 	ConnectParallel int
 	// Progress, when set, is called about once a second while running.
 	Progress func(p Progress)
@@ -92,7 +94,8 @@ type Result struct {
 }
 
 // Run executes one case. Connection failures abort it with an error;
-// failures during the window are counted and reported in the result.
+// failures during the window are counted and reported in the result. The
+// caller purges the prefix afterwards (durable subscriptions included).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	c := cfg.Case
 	f := c.Factors
@@ -100,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.ConnectParallel <= 0 {
-		cfg.ConnectParallel = 32
+		cfg.ConnectParallel = 64
 	}
 	cs := driver.CaseSpec{Prefix: cfg.Prefix, Factors: f}
 	if err := cfg.Driver.Prepare(ctx, cs); err != nil {
@@ -109,13 +112,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r := &run{cfg: cfg, cs: cs}
 	connectStart := time.Now()
 	if err := r.connect(ctx); err != nil {
-		r.closeAll(true)
+		r.closeAll()
 		return nil, err
 	}
 	res := r.measure(ctx)
 	res.Connect = res.Start.Sub(connectStart).Seconds()
 	closeStart := time.Now()
-	res.Unclosed = r.closeAll(true)
+	// Disconnect only: durable subscriptions stay on the broker, and the
+	// caller's Purge of the case prefix removes them all at once (one stream
+	// or address delete instead of a request per subscriber over the link).
+	res.Unclosed = r.closeAll()
 	res.CloseS = time.Since(closeStart).Seconds()
 	return res, nil
 }
@@ -316,10 +322,9 @@ func (r *run) expectedFor(s *subState) int64 {
 // long, and the next case must not wait for it.
 const closeBound = 15 * time.Second
 
-// closeAll closes every connection (unsubscribing durable subscriptions
-// when asked), in parallel, and returns how many were still closing when
-// closeBound ran out.
-func (r *run) closeAll(unsubscribe bool) int {
+// closeAll disconnects every connection in parallel (durable subscriptions
+// stay) and returns how many were still closing when closeBound ran out.
+func (r *run) closeAll() int {
 	var pending atomic.Int64
 	done := make(chan struct{})
 	sem := make(chan struct{}, r.cfg.ConnectParallel)
@@ -342,11 +347,7 @@ func (r *run) closeAll(unsubscribe bool) int {
 	}
 	for _, s := range r.subs {
 		if s != nil && s.conn != nil {
-			if unsubscribe {
-				closeOne(s.conn.Unsubscribe)
-			} else {
-				closeOne(s.conn.Close)
-			}
+			closeOne(s.conn.Close)
 		}
 	}
 	go func() { wg.Wait(); close(done) }()
