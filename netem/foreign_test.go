@@ -97,9 +97,28 @@ func inChild(t *testing.T, pid int, fn func(h *netlink.Handle) error) {
 
 // containerize gives the stand-in what a container's namespace has: lo up,
 // an interface with an address (a veth pair inside that namespace, so it
-// leads nowhere) and a default route over it.
+// leads nowhere) and a default route over it. IPv6 duplicate address
+// detection is off there, so the link-local addresses and their routes are
+// complete at once rather than a second later, in the middle of the test.
 func containerize(t *testing.T, pid int) {
 	t.Helper()
+	ns, err := netns.GetFromPid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	err = inNS(ns, func() error {
+		for _, c := range []string{"all", "default"} {
+			err := os.WriteFile("/proc/sys/net/ipv6/conf/"+c+"/accept_dad", []byte("0"), 0o644)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	inChild(t, pid, func(h *netlink.Handle) error {
 		if err := h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "ctr0"}, PeerName: "ctr1"}); err != nil {
 			return err
@@ -533,6 +552,8 @@ func TestForeignBrokerRefusals(t *testing.T) {
 		refused(gone.Process.Pid, "no process")
 	}
 	refused(os.Getpid(), "pslab's own network namespace")
+	// pid 1: the host's namespace here, or one this process may not open
+	// (as in a sandbox); refused either way.
 	refused(1, "network namespace")
 
 	// An interface with the lab's name (another lab's, say) is not touched.

@@ -71,10 +71,12 @@ func TestMakePlanRefusesUnknownBrokerAndNetwork(t *testing.T) {
 
 func TestPublishWindowFollowsTheLink(t *testing.T) {
 	c := scenario.Defaults()
-	c.Publishers, c.Size = 50, 100
+	c.Publishers, c.Size = 1, 100
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
 	assert.Equal(t, 655, wire.publishWindow(c), "unshaped: 64 KiB per publisher")
+	c.Publishers = 32
+	assert.Equal(t, 655, wire.publishWindow(c), "32 x 64 KiB is within the case cap")
 	c.Publishers = 400
 	assert.Equal(t, 52, wire.publishWindow(c), "unshaped: 2 MiB for the whole case")
 	c.Publishers = 50
