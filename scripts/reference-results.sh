@@ -3,7 +3,8 @@
 # quiet machine: every number is a measurement of this machine). Each part
 # writes its bundle, the summary table, and a README with the command and
 # its wall time. Usage: sudo bash scripts/reference-results.sh [part...]
-# Parts: smoke scale-400 wifi-link-bound netem-verify (default: all).
+# Parts: smoke scale-400 wifi-link-bound netem-verify (default: all), and
+# gaddah-kunz-quick (not in the default: about 25 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o /tmp/pslab-ref ./cmd/pslab
@@ -58,6 +59,11 @@ for part in "${parts[@]}"; do
   netem-verify)
     run_part netem-verify "The wifi-paper profile verified over 10 s phases: TCP goodput and loss per direction against the profile." \
       $pslab netem verify wifi-paper --duration 10s ;;
+  gaddah-kunz-quick)
+    run_part gaddah-kunz-quick "All 50 cases of Gaddah & Kunz (sets 1 and 2) in QUICK mode: 300 ms warm-up, 1 s window, 2 s drain, 1 repetition, the 200+-connection cases at a tenth of their clients. It exercises the whole pipeline (both brokers, both networks, report, plots); its numbers are NOT the reproduction (short windows, no confidence intervals) and REPORT.md says so." \
+      $pslab run scenarios/gaddah-kunz-set1.yaml scenarios/gaddah-kunz-set2.yaml --quick --reps 1 --out results/gaddah-kunz-quick
+    $pslab report results/gaddah-kunz-quick/gaddah-kunz-set1 results/gaddah-kunz-quick/gaddah-kunz-set2 --out results/gaddah-kunz-quick/REPORT.md
+    $pslab plot results/gaddah-kunz-quick/gaddah-kunz-set1 results/gaddah-kunz-quick/gaddah-kunz-set2 --out results/gaddah-kunz-quick/plots ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done

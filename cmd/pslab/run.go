@@ -20,18 +20,19 @@ import (
 )
 
 type runFlags struct {
-	brokers  []string
-	networks []string
-	cases    string
-	quick    bool
-	reps     int
-	out      string
-	seed     int64
-	verbose  bool
-	urls     []string
-	ci       string
-	maxReps  int
-	labName  string
+	brokers   []string
+	networks  []string
+	cases     string
+	quick     bool
+	reps      int
+	out       string
+	seed      int64
+	verbose   bool
+	urls      []string
+	ci        string
+	maxReps   int
+	labName   string
+	brokerPID int
 }
 
 func newRunCmd() *cobra.Command {
@@ -77,6 +78,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-width of subscriber throughput is within this share of the mean, e.g. 5%")
 	fl.IntVar(&f.maxReps, "max-reps", 10, "cap on repetitions with --ci")
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
+	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@127.0.0.1:4222 (host network, wireline only)")
 }
 
@@ -131,7 +133,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 		}
 		urls[name] = raw
 	}
-	return lab.Options{LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
+	return lab.Options{BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }

@@ -37,9 +37,15 @@ func NewExternal(name, rawURL string) (*External, error) {
 	return &External{name: name, ep: ep, host: u.Host}, nil
 }
 
-// CheckReachable dials the broker once (before anything is run or written).
+// CheckReachable dials the broker once over the host network (before
+// anything is run or written).
 func (e *External) CheckReachable(ctx context.Context) error {
-	d := net.Dialer{Timeout: 5 * time.Second}
+	return e.dialCheck(ctx, &net.Dialer{Timeout: 5 * time.Second})
+}
+
+func (e *External) dialCheck(ctx context.Context, d driver.Dialer) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	c, err := d.DialContext(ctx, "tcp", e.host)
 	if err != nil {
 		return fmt.Errorf("%s at %s is unreachable: %w", e.name, e.host, err)
@@ -53,14 +59,21 @@ func (e *External) HasCredentials() bool { return e.ep.User != "" }
 // Name implements Broker.
 func (e *External) Name() string { return e.name }
 
-// Start implements Broker: the broker already runs; the host's network is
-// used as is (no emulated path can be put in front of a broker pslab does
-// not run).
-func (e *External) Start(ctx context.Context, _ Host) (driver.Endpoint, error) {
-	if err := e.CheckReachable(ctx); err != nil {
+// Start implements Broker: the broker already runs. Clients reach it
+// through h's dialer: the host network, or the emulated link when the lab's
+// broker side is the broker's own namespace (a container).
+func (e *External) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
+	ep := e.ep
+	d := h.Dialer()
+	if d == nil {
+		d = &net.Dialer{Timeout: 5 * time.Second}
+	} else {
+		ep.Dialer = d
+	}
+	if err := e.dialCheck(ctx, d); err != nil {
 		return driver.Endpoint{}, err
 	}
-	return e.ep, nil
+	return ep, nil
 }
 
 // Stop implements Broker (nothing to stop).

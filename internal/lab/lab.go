@@ -47,6 +47,10 @@ type Options struct {
 	// of the mean (e.g. 0.05), or MaxReps is reached.
 	CITarget float64
 	MaxReps  int // default 10
+	// BrokerPID, with URLs, puts the broker side of the emulated link in the
+	// network namespace of that process (a broker container), so external
+	// brokers can be measured over every network profile.
+	BrokerPID int
 	// URLs of external brokers by name (nats, artemis): pslab then uses
 	// that broker instead of starting its own, on the host network.
 	URLs map[string]string
@@ -92,15 +96,25 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		if err != nil {
 			return p, err
 		}
-		if err := ext.CheckReachable(context.Background()); err != nil {
-			return p, err
+		if o.BrokerPID == 0 { // through the lab, it is checked once the link is up
+			if err := ext.CheckReachable(context.Background()); err != nil {
+				return p, err
+			}
 		}
 		if !ext.HasCredentials() {
 			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, u))
 		}
 	}
-	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName}); err != nil {
+	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName, BrokerPID: o.BrokerPID}); err != nil {
 		return p, err
+	}
+	if o.BrokerPID != 0 {
+		if len(o.URLs) == 0 {
+			return p, fmt.Errorf("--broker-pid needs --url NAME=URL for the broker in that namespace (at %s)", "10.77.2.2")
+		}
+		if err := netem.CheckBrokerPID(o.BrokerPID); err != nil {
+			return p, err
+		}
 	}
 	var nets []string
 	for _, n := range p.Networks {
@@ -108,8 +122,8 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		if err != nil {
 			return p, err
 		}
-		if prof.Shaped() && len(o.URLs) > 0 {
-			return p, fmt.Errorf("network %s: an external broker (--url) is reached over the host network; link emulation needs a broker pslab starts itself", n)
+		if prof.Shaped() && len(o.URLs) > 0 && o.BrokerPID == 0 {
+			return p, fmt.Errorf("network %s: an external broker (--url) is reached over the host network; to emulate the link to it, give the PID of a process in its network namespace (--broker-pid, e.g. a container's)", n)
 		}
 		if prof.Shaped() {
 			if err := netem.Supported(); err != nil {
@@ -173,7 +187,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	defer func() { sum.Wall = time.Since(start) }()
 	unit := 0
 	for _, netName := range p.Networks {
-		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0, log)
+		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0, o.BrokerPID, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}
@@ -321,6 +335,8 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	sampler.Watch("client", os.Getpid())
 	if pid := b.PID(); pid > 0 {
 		sampler.Watch("broker", pid)
+	} else if o.BrokerPID > 0 { // a broker container: its process
+		sampler.Watch("broker", o.BrokerPID)
 	}
 	sctx, stopSampling := context.WithCancel(ctx)
 	samplingStart := time.Now()

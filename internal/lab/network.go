@@ -28,13 +28,16 @@ type network struct {
 // verifyDuration is how long a shaped profile is probed before its cases.
 const verifyDuration = 5 * time.Second
 
-func openNetwork(ctx context.Context, name, labName string, external bool, log io.Writer) (*network, error) {
+// openNetwork sets up network name. hostNetwork: an external broker reached
+// over the host network (wireline only); brokerPID: the broker side of the
+// lab is that process's network namespace.
+func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, brokerPID int, log io.Writer) (*network, error) {
 	p, err := netem.LoadProfile(name)
 	if err != nil {
 		return nil, err
 	}
 	nw := &network{profile: p}
-	if external && !p.Shaped() {
+	if hostNetwork && !p.Shaped() {
 		fmt.Fprintf(log, "note: external broker: running %s over the host network\n", name)
 		nw.host = broker.LoopbackHost{}
 		return nw, nil
@@ -57,7 +60,7 @@ func openNetwork(ctx context.Context, name, labName string, external bool, log i
 	for _, r := range removed {
 		fmt.Fprintf(log, "cleanup: removed %s left by an earlier run\n", r)
 	}
-	lab := netem.New(netem.Options{Prefix: labName})
+	lab := netem.New(netem.Options{Prefix: labName, BrokerPID: brokerPID})
 	if err := lab.Up(ctx); err != nil {
 		_ = lab.Down()
 		return nil, err
