@@ -3,7 +3,6 @@ package netem
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -346,35 +345,7 @@ func TestSocketsAndProcessesLandInTheirNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 20 {
-		done := make(chan net.Addr, 1)
-		go func() {
-			c, err := ln.Accept()
-			if err != nil {
-				done <- nil
-				return
-			}
-			defer c.Close()
-			_, _ = io.Copy(c, c)
-			done <- c.RemoteAddr()
-		}()
-		c, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg := fmt.Sprintf("hello %d", i)
-		if _, err := c.Write([]byte(msg)); err != nil {
-			t.Fatal(err)
-		}
-		buf := make([]byte, len(msg))
-		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != msg {
-			t.Fatalf("echo %q: %q %v", msg, buf, err)
-		}
-		c.Close()
-		if ra := <-done; ra == nil || ra.(*net.TCPAddr).IP.String() != l.ClientIP() {
-			t.Fatalf("broker saw the connection from %v, want %s", ra, l.ClientIP())
-		}
-	}
+	echo(t, l, ln, 20)
 	after, err := l.Counters()
 	if err != nil {
 		t.Fatal(err)
