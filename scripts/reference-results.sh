@@ -4,7 +4,8 @@
 # writes its bundle, the summary table, and a README with the command and
 # its wall time. Usage: sudo bash scripts/reference-results.sh [part...]
 # Parts: smoke scale-400 wifi-link-bound netem-verify (default: all), and
-# gaddah-kunz-quick (not in the default: about 25 minutes).
+# gaddah-kunz-quick (not in the default: about 25 minutes), gaddah-kunz-set2
+# (full settings, 3 repetitions: about 30 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o /tmp/pslab-ref ./cmd/pslab
@@ -64,6 +65,11 @@ for part in "${parts[@]}"; do
       $pslab run scenarios/gaddah-kunz-set1.yaml scenarios/gaddah-kunz-set2.yaml --quick --reps 1 --out results/gaddah-kunz-quick
     $pslab report results/gaddah-kunz-quick/gaddah-kunz-set1 results/gaddah-kunz-quick/gaddah-kunz-set2 --out results/gaddah-kunz-quick/REPORT.md
     $pslab plot results/gaddah-kunz-quick/gaddah-kunz-set1 results/gaddah-kunz-quick/gaddah-kunz-set2 --out results/gaddah-kunz-quick/plots ;;
+  gaddah-kunz-set2)
+    run_part gaddah-kunz-set2 "Set 2 of Gaddah & Kunz (Table 2: 18 cases, 1/1/1, 2 KB, ack mode x delivery x subscription x selector x body type) at the scenario file's full settings (1 s warm-up, 4 s window, drain up to 2 s, 3 repetitions), NATS and Artemis, wireline and wifi-paper, with REPORT.md against the paper and plots." \
+      $pslab run scenarios/gaddah-kunz-set2.yaml --out results/gaddah-kunz-set2
+    $pslab report results/gaddah-kunz-set2 --out results/gaddah-kunz-set2/REPORT.md
+    $pslab plot results/gaddah-kunz-set2 --out results/gaddah-kunz-set2/plots ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done
