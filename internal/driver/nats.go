@@ -112,18 +112,29 @@ func (d *NATS) Prepare(ctx context.Context, c CaseSpec) error {
 	if c.Factors.Delivery == scenario.Persistent {
 		storage = jetstream.FileStorage
 	}
-	_, err := d.js.CreateStream(ctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name:      streamName(c.Prefix),
 		Subjects:  []string{c.Prefix + ".>"},
 		Storage:   storage,
 		Retention: jetstream.InterestPolicy,
 		Discard:   jetstream.DiscardOld,
 		Replicas:  1,
-	})
-	if err != nil {
-		return fmt.Errorf("create stream %s: %w", c.Prefix, err)
 	}
-	return nil
+	// nats-server occasionally refuses a file store right after another
+	// stream was deleted ("error creating store for stream", the cause only
+	// in its log); it succeeds when asked again.
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if _, err = d.js.CreateStream(ctx, cfg); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("create stream %s: %w", c.Prefix, err)
+		case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("create stream %s (3 attempts): %w", c.Prefix, err)
 }
 
 // Purge implements Driver: deletes every stream whose name has the prefix
