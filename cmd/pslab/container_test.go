@@ -37,7 +37,7 @@ func TestExternalBrokerInItsOwnNamespace(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	run := exec.Command(bin, "run", "../../scenarios/smoke.yaml", "--quick", "--broker", "nats", "--cases", "1",
 		"--network", "wireline", "--lab", "pslabctr", "--out", out,
-		"--broker-pid", itoa(ctr.Process.Pid), "--url", "nats=nats://u:pw@10.77.2.2:4222")
+		"--broker-pid", strconv.Itoa(ctr.Process.Pid), "--url", "nats=nats://u:pw@10.77.2.2:4222")
 	combined, err := run.CombinedOutput()
 	require.NoError(t, err, string(combined))
 	recs, err := results.Read(out)
@@ -51,7 +51,5 @@ func TestExternalBrokerInItsOwnNamespace(t *testing.T) {
 	// The lab is gone; the stand-in container's process is still there.
 	_, err = os.Stat("/run/netns/pslabctr-cli")
 	assert.True(t, os.IsNotExist(err))
-	assert.True(t, alive(ctr.Process.Pid))
+	assert.True(t, processAlive(ctr.Process.Pid))
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

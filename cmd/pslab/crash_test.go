@@ -86,15 +86,6 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-func alive(pid int) bool {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z"
-}
-
 // TestKillNineMidRunLeavesNothingBehind kills pslab with SIGKILL in the
 // middle of a run and checks: the broker child exits by itself, the records
 // file holds only whole records, and the next run cleans up what is left
@@ -133,7 +124,7 @@ func TestKillNineMidRunLeavesNothingBehind(t *testing.T) {
 	for _, k := range kids {
 		gone := false
 		for i := 0; i < 100 && !gone; i++ {
-			gone = !alive(k)
+			gone = !processAlive(k)
 			time.Sleep(100 * time.Millisecond)
 		}
 		assert.True(t, gone, "broker child %d still running 10 s after pslab was killed", k)
