@@ -168,12 +168,8 @@ func brokerStop(cmd *cobra.Command, name string) error {
 		return err
 	}
 	if processAlive(st.PID) {
-		_ = syscall.Kill(-st.PID, syscall.SIGTERM)
-		for i := 0; i < 100 && processAlive(st.PID); i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if processAlive(st.PID) {
-			_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+		if err := broker.StopDetached(context.Background(), st.PID, 10*time.Second); err != nil {
+			return err
 		}
 	}
 	if st.Store != "" {

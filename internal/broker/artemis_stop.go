@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -62,14 +61,7 @@ func (a *Artemis) StopLeftover(ctx context.Context) (int, error) {
 	if pid == 0 {
 		return 0, nil
 	}
-	exited := make(chan struct{})
-	go func() {
-		for syscall.Kill(pid, 0) == nil {
-			time.Sleep(50 * time.Millisecond)
-		}
-		close(exited)
-	}()
-	err := stopProcessGroup(ctx, pid, exited, 30*time.Second)
+	err := StopDetached(ctx, pid, 30*time.Second)
 	os.Remove(a.pidFile())
 	return pid, err
 }

@@ -172,6 +172,20 @@ func stopProcessGroup(ctx context.Context, pid int, exited <-chan struct{}, grac
 	}
 }
 
+// StopDetached stops the process group led by pid, a process this one did
+// not start and so cannot wait for (a broker left running by `pslab broker
+// start` or by a killed run): as stopProcessGroup, polling until it is gone.
+func StopDetached(ctx context.Context, pid int, grace time.Duration) error {
+	exited := make(chan struct{})
+	go func() {
+		for syscall.Kill(pid, 0) == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(exited)
+	}()
+	return stopProcessGroup(ctx, pid, exited, grace)
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
