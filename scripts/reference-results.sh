@@ -2,7 +2,7 @@
 # Regenerates the committed reference results under results/ (as root, on a
 # quiet machine: every number is a measurement of this machine). Each part
 # writes its bundle, the summary table, and a README with the command and
-# its wall time. Usage: sudo bash scripts/reference-results.sh [part...]
+# its wall time. Usage (as root): bash scripts/reference-results.sh [part...]
 # Parts: smoke scale-400 wifi-link-bound netem-verify (default: all), and
 # gaddah-kunz-quick (not in the default: about 25 minutes), gaddah-kunz-set2
 # (full settings, 3 repetitions: about 30 minutes).
@@ -34,7 +34,7 @@ run_part() {
     echo '```'
     echo
     echo "Wall time: ${wall} s. Machine: $(nproc) cores, kernel $(uname -r), $(date -u +%Y-%m-%d)."
-    echo "Regenerate: \`sudo bash scripts/reference-results.sh $name\`."
+    echo "Regenerate: \`bash scripts/reference-results.sh $name\`."
     echo
     echo "Summary (records in records.jsonl, progress in progress.log):"
     echo
