@@ -4,8 +4,10 @@
 # writes its bundle, the summary table, and a README with the command and
 # its wall time. Usage (as root): bash scripts/reference-results.sh [part...]
 # Parts: smoke scale-400 wifi-link-bound netem-verify (default: all), and
-# gaddah-kunz-quick (not in the default: about 25 minutes), gaddah-kunz-set2
-# (full settings, 3 repetitions: about 30 minutes).
+# gaddah-kunz-quick (not in the default: about 25 minutes), gaddah-kunz-set1
+# (full settings, 3 repetitions: about 55 minutes), gaddah-kunz-set2 (about
+# 22 minutes) and gaddah-kunz-report (results/REPORT.md and results/plots over
+# both sets; no measurement).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o /tmp/pslab-ref ./cmd/pslab
@@ -70,6 +72,14 @@ for part in "${parts[@]}"; do
       $pslab run scenarios/gaddah-kunz-set2.yaml --out results/gaddah-kunz-set2
     $pslab report results/gaddah-kunz-set2 --out results/gaddah-kunz-set2/REPORT.md
     $pslab plot results/gaddah-kunz-set2 --out results/gaddah-kunz-set2/plots ;;
+  gaddah-kunz-set1)
+    run_part gaddah-kunz-set1 "Set 1 of Gaddah & Kunz (Table 1: 32 cases, one-to-one 1-200 pairs, few-to-many, many-to-few; subscription x delivery; 100 B and 5 KB) at the scenario file's full settings (1 s warm-up, 4 s window, drain up to 2 s, 3 repetitions), NATS and Artemis, wireline and wifi-paper, with REPORT.md against the paper and plots." \
+      $pslab run scenarios/gaddah-kunz-set1.yaml --out results/gaddah-kunz-set1
+    $pslab report results/gaddah-kunz-set1 --out results/gaddah-kunz-set1/REPORT.md
+    $pslab plot results/gaddah-kunz-set1 --out results/gaddah-kunz-set1/plots ;;
+  gaddah-kunz-report)
+    $pslab report results/gaddah-kunz-set1 results/gaddah-kunz-set2 --out results/REPORT.md
+    $pslab plot results/gaddah-kunz-set1 results/gaddah-kunz-set2 --out results/plots ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done
