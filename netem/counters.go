@@ -29,6 +29,9 @@ type DirCounters struct {
 	// NftDrops the ones the random-drop rule dropped (tbf+nftables only).
 	NftSeen  uint64 `json:"nft_seen"`
 	NftDrops uint64 `json:"nft_drops"`
+	// NftFaultDrops counts the drops of a fault (outage or loss step,
+	// SetFaultLoss), on any backend.
+	NftFaultDrops uint64 `json:"nft_fault_drops,omitempty"`
 }
 
 // Counters are the router's counters per direction. Take one before and one
@@ -53,6 +56,8 @@ func (d DirCounters) sub(b DirCounters) DirCounters {
 		Qdisc:     d.Qdisc.sub(b.Qdisc),
 		TxPackets: d.TxPackets - b.TxPackets, TxBytes: d.TxBytes - b.TxBytes,
 		NftSeen: d.NftSeen - b.NftSeen, NftDrops: d.NftDrops - b.NftDrops,
+		// Fault rules come and go within a case: no delta across a removal.
+		NftFaultDrops: d.NftFaultDrops - min(b.NftFaultDrops, d.NftFaultDrops),
 	}
 }
 
@@ -99,6 +104,9 @@ func (c Counters) String() string {
 		}
 		if d.NftSeen > 0 || d.NftDrops > 0 {
 			s += fmt.Sprintf("; nft seen %d, dropped %d", d.NftSeen, d.NftDrops)
+		}
+		if d.NftFaultDrops > 0 {
+			s += fmt.Sprintf("; fault dropped %d", d.NftFaultDrops)
 		}
 		return s + "\n"
 	}
@@ -158,6 +166,8 @@ func (l *Lab) Counters() (Counters, error) {
 			d.NftSeen += r.Packets
 		case dropTag:
 			d.NftDrops += r.Packets
+		case faultTag:
+			d.NftFaultDrops += r.Packets
 		}
 	}
 	return c, nil

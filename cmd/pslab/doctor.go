@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,20 +17,61 @@ import (
 )
 
 func init() {
-	rootCmd.AddCommand(&cobra.Command{
+	var urls []string
+	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Say what this machine supports, and what to do about the rest",
 		Long: `Check what pslab needs and report each item as ok, missing or limited,
 with what to do: root and network namespaces (link emulation), which link
 emulation backend the kernel allows, Java and Maven (Artemis), whether
-Artemis is installed, and whether a Docker engine is reachable.`,
-		Example: "  sudo pslab doctor",
+Artemis is installed, and whether a Docker engine is reachable.
+
+With --url NAME=URL (as for pslab run) it also checks brokers pslab does
+not start: whether they are reachable, and warns when one lets clients in
+without credentials (NATS: its INFO says no auth_required; STOMP: a CONNECT
+without login is accepted). pslab's own brokers always require a
+generated password.`,
+		Example: "  pslab doctor\n  pslab doctor --url nats=nats://127.0.0.1:4222 --url artemis=stomp://127.0.0.1:61613",
 		Args:    argsCheck(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			u, err := parseURLs(urls)
+			if err != nil {
+				return err
+			}
 			doctor(cmd.OutOrStdout())
+			doctorURLs(cmd.Context(), cmd.OutOrStdout(), u)
 			return nil
 		},
-	})
+	}
+	cmd.Flags().StringArrayVar(&urls, "url", nil, "also check a running broker: NAME=URL, e.g. nats=nats://127.0.0.1:4222 (repeatable)")
+	rootCmd.AddCommand(cmd)
+}
+
+// doctorURLs checks external brokers: reachable, and closed to clients
+// without credentials.
+func doctorURLs(ctx context.Context, w io.Writer, urls map[string]string) {
+	names := make([]string, 0, len(urls))
+	for n := range urls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		what := name + " " + urls[name]
+		ext, err := broker.NewExternal(name, urls[name])
+		if err != nil {
+			fmt.Fprintf(w, "%-8s %-22s %v\n", "error", name, err)
+			continue
+		}
+		open, detail, err := ext.OpenAccess(ctx)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "%-8s %-22s %v\n", "error", name, err)
+		case open:
+			fmt.Fprintf(w, "%-8s %-22s %s: %s. WARNING: anyone who can reach it can publish and subscribe; configure a user and password (and pass them in the URL)\n", "WARNING", name, what, detail)
+		default:
+			fmt.Fprintf(w, "%-8s %-22s %s: requires authentication (%s)\n", "ok", name, what, detail)
+		}
+	}
 }
 
 func doctor(w io.Writer) {

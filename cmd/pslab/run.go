@@ -125,13 +125,9 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if f.maxReps < 1 {
 		return lab.Options{}, badInputf("--max-reps must be at least 1, got %d", f.maxReps)
 	}
-	urls := map[string]string{}
-	for _, u := range f.urls {
-		name, raw, ok := strings.Cut(u, "=")
-		if !ok {
-			return lab.Options{}, badInputf("--url %q: want NAME=URL, e.g. nats=nats://127.0.0.1:4222", u)
-		}
-		urls[name] = raw
+	urls, err := parseURLs(f.urls)
+	if err != nil {
+		return lab.Options{}, err
 	}
 	return lab.Options{BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
@@ -243,4 +239,17 @@ func parseCaseFilter(s string) (func(string) bool, error) {
 		}
 		return false
 	}, nil
+}
+
+// parseURLs reads --url NAME=URL values.
+func parseURLs(vals []string) (map[string]string, error) {
+	urls := map[string]string{}
+	for _, u := range vals {
+		name, raw, ok := strings.Cut(u, "=")
+		if !ok {
+			return nil, badInputf("--url %q: want NAME=URL, e.g. nats=nats://127.0.0.1:4222", u)
+		}
+		urls[name] = raw
+	}
+	return urls, nil
 }

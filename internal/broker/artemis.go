@@ -77,6 +77,7 @@ type Artemis struct {
 	mu      sync.Mutex
 	run     *artemisRun // nil when not running
 	version string      // from the CONNECTED frame once running
+	host    Host        // of the last Start, for Restart
 }
 
 // artemisRun is one broker process.
@@ -201,7 +202,7 @@ func (a *Artemis) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 		return driver.Endpoint{}, fmt.Errorf("artemis: start %s: %w", cmd.Path, err)
 	}
 	run := &artemisRun{cmd: cmd, ip: ip, exited: make(chan struct{})}
-	a.run = run
+	a.run, a.host = run, h
 	os.WriteFile(a.pidFile(), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600)
 	go func() {
 		run.waitErr = cmd.Wait()

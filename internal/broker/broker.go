@@ -74,3 +74,13 @@ func WaitTCP(ctx context.Context, d driver.Dialer, addr string, exited <-chan st
 		}
 	}
 }
+
+// Restartable is a broker that a fault schedule can kill and start again.
+type Restartable interface {
+	// Kill stops the broker process abruptly (SIGKILL to its process group), keeping its
+	// message store; it returns once the process has exited.
+	Kill() error
+	// Restart starts it again on the same host, address, port, credentials and store,
+	// and returns once it accepts clients (or ctx ends).
+	Restart(ctx context.Context) error
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,12 +37,20 @@ type NATSConfig struct {
 // NATS is an embedded nats-server (v2.15.2, JetStream on) that runs as a
 // child process: pslab re-executes itself with PSLAB_CHILD=nats-server, so
 // the server can live in the broker namespace, apart from the clients.
+// It is Restartable: Kill and Restart keep its port, password and
+// JetStream store, so file-stored streams, durable consumers and their
+// messages survive (memory-stored streams do not).
 type NATS struct {
-	cfg      NATSConfig
-	cmd      *exec.Cmd
+	cfg NATSConfig
+
+	mu       sync.Mutex // guards everything below; PID is read by samplers
+	cmd      *exec.Cmd  // nil when not running
 	exited   chan struct{}
-	store    string
+	host     Host // set by Start, kept for Restart
+	addr     string
+	store    string // kept from Start to Stop, across Kill and Restart
 	password string
+	logPath  string
 }
 
 // NewNATS returns an embedded NATS broker, not yet started.
@@ -55,20 +64,27 @@ func (n *NATS) Version() string { return "nats-server " + server.VERSION }
 
 // Settings implements Broker.
 func (n *NATS) Settings() map[string]string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	return map[string]string{"jetstream_store": n.store, "auth": "user/password (generated per start)"}
 }
 
-// PID implements Broker.
+// PID implements Broker. After a Restart it is the new process.
 func (n *NATS) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.cmd == nil || n.cmd.Process == nil {
 		return 0
 	}
 	return n.cmd.Process.Pid
 }
 
-// Start implements Broker.
+// Start implements Broker: a fresh store, a fresh password and (on
+// loopback) a free port.
 func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
-	if n.cmd != nil {
+	n.mu.Lock()
+	if n.cmd != nil || n.store != "" {
+		n.mu.Unlock()
 		return driver.Endpoint{}, errors.New("nats: already started")
 	}
 	port := n.cfg.Port
@@ -77,6 +93,7 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 		if _, loop := h.(LoopbackHost); loop {
 			p, err := freePort()
 			if err != nil {
+				n.mu.Unlock()
 				return driver.Endpoint{}, err
 			}
 			port = p
@@ -87,70 +104,143 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 		parent = filepath.Join(CacheDir(), "nats")
 	}
 	if err := os.MkdirAll(parent, 0o700); err != nil {
+		n.mu.Unlock()
 		return driver.Endpoint{}, err
 	}
 	store, err := os.MkdirTemp(parent, "store-")
 	if err != nil {
+		n.mu.Unlock()
 		return driver.Endpoint{}, err
 	}
-	n.store = store
-	n.password = RandomSecret()
-	logPath := n.cfg.LogFile
-	if logPath == "" {
-		logPath = filepath.Join(store, "nats-server.log")
+	n.store, n.password, n.host = store, RandomSecret(), h
+	n.addr = net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
+	n.logPath = n.cfg.LogFile
+	if n.logPath == "" {
+		n.logPath = filepath.Join(store, "nats-server.log")
 	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	exited, err := n.launchLocked()
+	n.mu.Unlock()
+	if err == nil {
+		err = n.waitReady(ctx, exited)
+	}
 	if err != nil {
+		_ = n.Stop(context.Background())
 		return driver.Endpoint{}, err
+	}
+	return n.endpoint(), nil
+}
+
+func (n *NATS) endpoint() driver.Endpoint {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return driver.Endpoint{URL: "nats://" + n.addr, User: "pslab", Password: n.password, Dialer: n.host.Dialer()}
+}
+
+// launchLocked starts the child process on n.host with n's address, store
+// and password. Called with n.mu held.
+func (n *NATS) launchLocked() (<-chan struct{}, error) {
+	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
 	}
 	defer logf.Close()
 	exe, err := os.Executable()
 	if err != nil {
-		return driver.Endpoint{}, err
+		return nil, err
 	}
-	addr := net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(),
 		childEnv+"=nats-server",
-		"PSLAB_NATS_LISTEN="+addr,
-		"PSLAB_NATS_STORE="+store,
+		"PSLAB_NATS_LISTEN="+n.addr,
+		"PSLAB_NATS_STORE="+n.store,
 		"PSLAB_NATS_USER=pslab",
 		"PSLAB_NATS_PASSWORD="+n.password,
 		"PSLAB_NATS_DETACHED="+strconv.FormatBool(n.cfg.Detached),
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := h.Start(cmd); err != nil {
-		os.RemoveAll(store)
-		return driver.Endpoint{}, fmt.Errorf("start nats-server: %w", err)
+	if err := n.host.Start(cmd); err != nil {
+		return nil, fmt.Errorf("start nats-server: %w", err)
 	}
-	n.cmd = cmd
-	n.exited = make(chan struct{})
-	go func() { _ = cmd.Wait(); close(n.exited) }()
+	exited := make(chan struct{})
+	n.cmd, n.exited = cmd, exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+	return exited, nil
+}
+
+// waitReady waits until the server accepts TCP connections.
+func (n *NATS) waitReady(ctx context.Context, exited <-chan struct{}) error {
 	timeout := n.cfg.StartTimeout
 	if timeout == 0 {
 		timeout = 15 * time.Second
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := WaitTCP(wctx, h.Dialer(), addr, n.exited); err != nil {
-		_ = n.Stop(context.Background())
-		return driver.Endpoint{}, fmt.Errorf("nats-server at %s not ready within %s: %w (log: %s)", addr, timeout, err, logPath)
+	if err := WaitTCP(wctx, n.host.Dialer(), n.addr, exited); err != nil {
+		return fmt.Errorf("nats-server at %s not ready within %s: %w (log: %s)", n.addr, timeout, err, n.logPath)
 	}
-	return driver.Endpoint{URL: "nats://" + addr, User: "pslab", Password: n.password, Dialer: h.Dialer()}, nil
+	return nil
+}
+
+// Kill implements Restartable: SIGKILL to the server's process group, as a
+// crash; the store stays for Restart.
+func (n *NATS) Kill() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return errors.New("nats: not running")
+	}
+	err := killProcessGroup(n.cmd.Process.Pid, n.exited)
+	n.cmd = nil
+	return err
+}
+
+// Restart implements Restartable: the same address, password and store
+// (JetStream recovers its file-stored streams and consumers from it).
+func (n *NATS) Restart(ctx context.Context) error {
+	n.mu.Lock()
+	if n.cmd != nil {
+		n.mu.Unlock()
+		return errors.New("nats: restart while running (Kill first)")
+	}
+	if n.store == "" {
+		n.mu.Unlock()
+		return errors.New("nats: restart of a broker that was never started (or was stopped)")
+	}
+	exited, err := n.launchLocked()
+	n.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return n.waitReady(ctx, exited)
 }
 
 // Stop implements Broker: SIGTERM, then SIGKILL after 10 s; removes the store.
 func (n *NATS) Stop(ctx context.Context) error {
-	if n.cmd == nil {
-		return nil
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var err error
+	if n.cmd != nil {
+		err = stopProcessGroup(ctx, n.cmd.Process.Pid, n.exited, 10*time.Second)
+		n.cmd = nil
 	}
-	err := stopProcessGroup(ctx, n.cmd.Process.Pid, n.exited, 10*time.Second)
-	n.cmd = nil
 	if n.store != "" {
 		os.RemoveAll(n.store)
+		n.store = ""
 	}
 	return err
+}
+
+// killProcessGroup sends SIGKILL to the group led by pid and waits (up to
+// 10 s) until exited is closed.
+func killProcessGroup(pid int, exited <-chan struct{}) error {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("broker process %d did not exit after SIGKILL", pid)
+	}
 }
 
 // stopProcessGroup signals the group led by pid (SIGTERM, SIGKILL after

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"time"
 
 	"pslab/internal/scenario"
 )
@@ -147,4 +148,29 @@ type Subscriber interface {
 	Close() error
 	// Unsubscribe removes the subscription (durable ones too) and disconnects.
 	Unsubscribe() error
+}
+
+// Outage is one period a client connection was unusable: from when the loss was
+// noticed to when the client was usable again (publisher: connected; subscriber:
+// connected and subscribed again). Restored is zero if it never came back.
+type Outage struct {
+	Lost, Restored time.Time
+}
+
+// ConnStats is what one client connection went through.
+type ConnStats struct {
+	Outages []Outage
+	// InDoubt counts sends that Publish had accepted but whose broker confirmation
+	// (PubAck, STOMP receipt, PONG) had not arrived when the connection was lost:
+	// the broker may or may not have them. Publishers only.
+	InDoubt int64
+	// Resent counts messages the client sent again after reconnecting (if the driver
+	// or client library replays), so the audit can explain duplicates.
+	Resent int64
+}
+
+// ConnReporter is implemented by publishers and subscribers that reconnect by
+// themselves after the broker or the link drops their connection.
+type ConnReporter interface {
+	ConnStats() ConnStats
 }

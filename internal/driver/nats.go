@@ -27,7 +27,7 @@ type NATS struct {
 
 // NewNATS connects the driver's admin connection to ep.
 func NewNATS(ctx context.Context, ep Endpoint) (*NATS, error) {
-	nc, err := natsConnect(ctx, ep, "pslab-admin")
+	nc, err := natsConnect(ctx, ep, "pslab-admin", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -108,18 +108,7 @@ func (d *NATS) Prepare(ctx context.Context, c CaseSpec) error {
 	if usesCore(c.Factors) {
 		return nil
 	}
-	storage := jetstream.MemoryStorage
-	if c.Factors.Delivery == scenario.Persistent {
-		storage = jetstream.FileStorage
-	}
-	cfg := jetstream.StreamConfig{
-		Name:      streamName(c.Prefix),
-		Subjects:  []string{c.Prefix + ".>"},
-		Storage:   storage,
-		Retention: jetstream.InterestPolicy,
-		Discard:   jetstream.DiscardOld,
-		Replicas:  1,
-	}
+	cfg := streamConfig(c)
 	// nats-server occasionally refuses a file store right after another
 	// stream was deleted ("error creating store for stream", the cause only
 	// in its log); it succeeds when asked again.
@@ -135,6 +124,22 @@ func (d *NATS) Prepare(ctx context.Context, c CaseSpec) error {
 		}
 	}
 	return fmt.Errorf("create stream %s (3 attempts): %w", c.Prefix, err)
+}
+
+// streamConfig is the JetStream stream of a case.
+func streamConfig(c CaseSpec) jetstream.StreamConfig {
+	storage := jetstream.MemoryStorage
+	if c.Factors.Delivery == scenario.Persistent {
+		storage = jetstream.FileStorage
+	}
+	return jetstream.StreamConfig{
+		Name:      streamName(c.Prefix),
+		Subjects:  []string{c.Prefix + ".>"},
+		Storage:   storage,
+		Retention: jetstream.InterestPolicy,
+		Discard:   jetstream.DiscardOld,
+		Replicas:  1,
+	}
 }
 
 // Purge implements Driver: deletes every stream whose name has the prefix
@@ -176,11 +181,16 @@ func (n natsDialer) Dial(network, addr string) (net.Conn, error) {
 	return n.d.DialContext(n.ctx, network, addr)
 }
 
-func natsConnect(ctx context.Context, ep Endpoint, name string) (*nats.Conn, error) {
+// natsConnect connects to ep. nats.go reconnects by itself, forever, with
+// a back-off from reconnectMin to reconnectMax; w (if not nil) records the
+// connection's outages.
+func natsConnect(ctx context.Context, ep Endpoint, name string, w *natsWatch, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond),
+		nats.CustomReconnectDelay(func(attempts int) time.Duration {
+			return min(reconnectMin<<min(max(attempts-1, 0), 4), reconnectMax)
+		}),
 		nats.Timeout(10 * time.Second),
 		// A write blocked this long means the link is gone (an emulated
 		// 1 Mbit/s link drains a 32 KB buffer in a third of a second); the
@@ -196,6 +206,10 @@ func natsConnect(ctx context.Context, ep Endpoint, name string) (*nats.Conn, err
 	if ep.Dialer != nil {
 		opts = append(opts, nats.SetCustomDialer(natsDialer{context.Background(), ep.Dialer}))
 	}
+	if w != nil {
+		opts = append(opts, w.options()...)
+	}
+	opts = append(opts, extra...)
 	nc, err := nats.Connect(ep.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", ep.URL, err)

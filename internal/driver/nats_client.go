@@ -12,171 +12,57 @@ import (
 	"pslab/internal/scenario"
 )
 
-// natsPublisher publishes on one connection, core or JetStream.
-type natsPublisher struct {
-	nc       *nats.Conn
-	js       jetstream.JetStream // nil: core publish
-	subjects []string            // by selector value; [0] without selector
-	window   int
-	pending  []jetstream.PubAckFuture // JetStream: outstanding PubAcks, oldest first
-	// core flow control: at most one flush in flight, started every window/2
-	// sends, so at most `window` sends are unconfirmed by a PONG.
-	sinceFlush int
-	inflight   *flushOp
-}
-
-// flushOp is one PING/PONG round trip in flight; done is closed when it ends.
-type flushOp struct {
-	done chan struct{}
-	err  error
-}
-
-// wait blocks until the flush in flight (if any) ends and returns its error.
-func (p *natsPublisher) wait() error {
-	if p.inflight == nil {
-		return nil
-	}
-	<-p.inflight.done
-	err := p.inflight.err
-	p.inflight = nil
-	return err
-}
-
-// Publisher implements Driver.
-func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
-	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-pub-%d", s.ID))
-	if err != nil {
-		return nil, err
-	}
-	p := &natsPublisher{nc: nc, window: s.Window, subjects: []string{subject(s.Case.Prefix, s.Topic, -1)}}
-	if s.Case.Factors.Selector {
-		p.subjects = make([]string, scenario.SelectorValues)
-		for v := range p.subjects {
-			p.subjects[v] = subject(s.Case.Prefix, s.Topic, v)
-		}
-	}
-	if p.window <= 0 {
-		p.window = DefaultWindow(s.Case.Factors)
-	}
-	if s.Case.Factors.Delivery == scenario.Persistent {
-		// All publishers of a case feed one stream, whose ingest queue
-		// nats-server bounds (100 000 messages by default; beyond it
-		// publishes are refused with 429). Share a budget below that.
-		p.window = min(p.window, max(1, jsIngestBudget/max(s.Case.Factors.Publishers, 1)))
-		// The window is enforced here; the library's own cap is set above
-		// it so that it never stalls and errors first.
-		p.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(p.window+1),
-			jetstream.WithPublishAsyncTimeout(time.Minute))
-		if err != nil {
-			nc.Close()
-			return nil, err
-		}
-	}
-	return p, nil
-}
-
-func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
-	subj := p.subjects[max(m.Sel, 0)]
-	if p.js != nil {
-		for len(p.pending) >= p.window {
-			if err := p.awaitOldest(ctx); err != nil {
-				return err
-			}
-		}
-		f, err := p.js.PublishAsync(subj, m.Body)
-		if err != nil {
-			return err
-		}
-		p.pending = append(p.pending, f)
-		return nil
-	}
-	// Flow control first, so that an error means this message was not sent.
-	if p.sinceFlush >= max(p.window/2, 1) {
-		p.sinceFlush = 0
-		if err := p.wait(); err != nil {
-			return fmt.Errorf("flow control flush: %w", err)
-		}
-		op := &flushOp{done: make(chan struct{})}
-		p.inflight = op
-		go func() { op.err = flushWithin(ctx, p.nc); close(op.done) }()
-	}
-	if err := p.nc.Publish(subj, m.Body); err != nil {
-		return err
-	}
-	p.sinceFlush++
-	return nil
-}
-
-// jsIngestBudget is the total of outstanding JetStream publishes of all
-// publishers of a case: half of nats-server's default stream ingest queue.
-const jsIngestBudget = 50_000
-
-// flushTimeout bounds one PING/PONG round trip: generous, since a window of
-// large messages over a 1 Mbit/s link takes seconds to drain.
-const flushTimeout = 2 * time.Minute
-
-// flushWithin flushes nc within flushTimeout or until ctx ends.
-func flushWithin(ctx context.Context, nc *nats.Conn) error {
-	ctx, cancel := context.WithTimeout(ctx, flushTimeout)
-	defer cancel()
-	return nc.FlushWithContext(ctx)
-}
-
-// awaitOldest waits for the oldest outstanding PubAck.
-func (p *natsPublisher) awaitOldest(ctx context.Context) error {
-	f := p.pending[0]
-	p.pending = p.pending[1:]
-	select {
-	case <-f.Ok():
-		return nil
-	case err := <-f.Err():
-		return fmt.Errorf("publish not acknowledged: %w", err)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// CopiesBody implements BodyCopier: a core publish copies the body into the
-// connection's buffer before it returns; JetStream keeps it for retries.
-func (p *natsPublisher) CopiesBody() bool { return p.js == nil }
-
-func (p *natsPublisher) Flush(ctx context.Context) error {
-	for len(p.pending) > 0 {
-		if err := p.awaitOldest(ctx); err != nil {
-			return err
-		}
-	}
-	if err := p.wait(); err != nil {
-		return err
-	}
-	return flushWithin(ctx, p.nc)
-}
-
-func (p *natsPublisher) Close() error {
-	_ = p.wait()
-	p.nc.Close()
-	return nil
-}
-
 // natsSubscriber is one subscriber: a core subscription (per subject) or a
 // JetStream consumer.
+//
+// Across a lost connection: nats.go reconnects by itself and restores core
+// subscriptions (a new interest: what was published meanwhile is lost).
+// For JetStream, the library's Consume issues a new pull request after the
+// reconnect; the subscriber checks that its consumer still exists and, if
+// the broker lost it (memory storage, or an ephemeral consumer), creates it
+// again, and the case's stream too if that is gone: a durable one under the
+// same name, an ephemeral one delivering only new messages (a new
+// subscription). Unacknowledged messages are redelivered by the broker.
 type natsSubscriber struct {
-	nc      *nats.Conn
-	subs    []*nats.Subscription
-	consume jetstream.ConsumeContext
-	js      jetstream.JetStream
-	stream  string
-	durable string
-	acker   *lazyAcker
+	nc    *nats.Conn
+	watch *natsWatch
+	subs  []*nats.Subscription
+	js    jetstream.JetStream
+	acker *lazyAcker
+
+	// JetStream: what a resubscription needs.
+	spec   SubSpec
+	stream string
+	cfg    jetstream.ConsumerConfig
+	h      Handler
+
+	mu       sync.Mutex // guards consume and consName
+	consume  jetstream.ConsumeContext
+	consName string
+
+	stop     chan struct{} // closed by close
+	stopOnce sync.Once
+	resub    chan struct{} // a reconnect to check the consumer after
+	wg       sync.WaitGroup
 }
 
 // Subscriber implements Driver.
 func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber, error) {
-	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-sub-%d", s.ID))
+	sub := &natsSubscriber{watch: &natsWatch{}, spec: s, h: h, stop: make(chan struct{}), resub: make(chan struct{}, 1)}
+	f := s.Case.Factors
+	if !usesCore(f) {
+		sub.watch.onReconnect = func() {
+			select {
+			case sub.resub <- struct{}{}:
+			default:
+			}
+		}
+	}
+	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-sub-%d", s.ID), sub.watch)
 	if err != nil {
 		return nil, err
 	}
-	f := s.Case.Factors
+	sub.nc = nc
 	subjects := []string{subject(s.Case.Prefix, s.Topic, -1)}
 	if f.Selector {
 		subjects = subjects[:0]
@@ -184,7 +70,6 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 			subjects = append(subjects, subject(s.Case.Prefix, s.Topic, v))
 		}
 	}
-	sub := &natsSubscriber{nc: nc}
 	if usesCore(f) {
 		cb := func(m *nats.Msg) { h(Delivery{Body: m.Data}) }
 		for _, subj := range subjects {
@@ -201,19 +86,24 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 		}
 		return sub, nil
 	}
-	if err := sub.consumeJetStream(ctx, s, subjects, h); err != nil {
+	if err := sub.consumeJetStream(ctx, subjects); err != nil {
 		nc.Close()
 		return nil, err
 	}
+	sub.wg.Add(1)
+	go sub.resubscribeLoop()
 	return sub, nil
 }
 
-func (s *natsSubscriber) consumeJetStream(ctx context.Context, spec SubSpec, subjects []string, h Handler) error {
+// ConnStats implements ConnReporter.
+func (s *natsSubscriber) ConnStats() ConnStats { return s.watch.log.stats() }
+
+func (s *natsSubscriber) consumeJetStream(ctx context.Context, subjects []string) error {
 	js, err := jetstream.New(s.nc)
 	if err != nil {
 		return err
 	}
-	f := spec.Case.Factors
+	f := s.spec.Case.Factors
 	cfg := jetstream.ConsumerConfig{
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		AckPolicy:      jetstream.AckExplicitPolicy,
@@ -225,31 +115,49 @@ func (s *natsSubscriber) consumeJetStream(ctx context.Context, spec SubSpec, sub
 		cfg.AckPolicy = jetstream.AckAllPolicy
 	}
 	if f.Subscription == scenario.Durable {
-		cfg.Durable = spec.DurableName
+		cfg.Durable = s.spec.DurableName
 	} else {
 		cfg.InactiveThreshold = 30 * time.Second
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, streamName(spec.Case.Prefix), cfg)
+	s.js, s.stream, s.cfg = js, streamName(s.spec.Case.Prefix), cfg
+	if f.Ack != scenario.AckAuto {
+		s.acker = newLazyAcker(s.spec.AckEvery, time.Duration(s.spec.AckIntervalMs)*time.Millisecond, f.Ack == scenario.AckDupsOK)
+	}
+	return s.startConsumer(ctx, cfg)
+}
+
+// startConsumer creates (or finds) the consumer of cfg and consumes it,
+// stopping the previous Consume if there was one.
+func (s *natsSubscriber) startConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) error {
+	cons, err := s.js.CreateOrUpdateConsumer(ctx, s.stream, cfg)
 	if err != nil {
 		return fmt.Errorf("create consumer: %w", err)
 	}
-	s.js, s.stream, s.durable = js, streamName(spec.Case.Prefix), cfg.Durable
-	if f.Ack != scenario.AckAuto {
-		s.acker = newLazyAcker(spec.AckEvery, time.Duration(spec.AckIntervalMs)*time.Millisecond, f.Ack == scenario.AckDupsOK)
+	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(1000))
+	if err != nil {
+		return err
 	}
-	s.consume, err = cons.Consume(func(m jetstream.Msg) {
-		redelivered := false
-		if md, err := m.Metadata(); err == nil {
-			redelivered = md.NumDelivered > 1
-		}
-		h(Delivery{Body: m.Data(), Redelivered: redelivered})
-		if s.acker != nil {
-			s.acker.received(m)
-		} else {
-			_ = m.Ack()
-		}
-	}, jetstream.PullMaxMessages(1000))
-	return err
+	s.mu.Lock()
+	old := s.consume
+	s.consume, s.consName = cc, cons.CachedInfo().Name
+	s.mu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+	return nil
+}
+
+func (s *natsSubscriber) deliver(m jetstream.Msg) {
+	redelivered := false
+	if md, err := m.Metadata(); err == nil {
+		redelivered = md.NumDelivered > 1
+	}
+	s.h(Delivery{Body: m.Data(), Redelivered: redelivered})
+	if s.acker != nil {
+		s.acker.received(m)
+	} else {
+		_ = m.Ack()
+	}
 }
 
 func (s *natsSubscriber) Close() error { return s.close(false) }
@@ -257,10 +165,17 @@ func (s *natsSubscriber) Close() error { return s.close(false) }
 func (s *natsSubscriber) Unsubscribe() error { return s.close(true) }
 
 // close stops delivery, acks the tail for lazy modes, optionally deletes the
-// durable consumer, and disconnects.
+// durable consumer, and disconnects. While the connection is down it gives
+// up on the acks and the deletion after closeBound.
 func (s *natsSubscriber) close(remove bool) error {
-	if s.consume != nil {
-		s.consume.Stop()
+	s.watch.closing.Store(true)
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.wg.Wait()
+	s.mu.Lock()
+	cc := s.consume
+	s.mu.Unlock()
+	if cc != nil {
+		cc.Stop()
 	}
 	if s.acker != nil {
 		s.acker.stop()
@@ -269,9 +184,9 @@ func (s *natsSubscriber) close(remove bool) error {
 		_ = ns.Unsubscribe()
 	}
 	var err error
-	if remove && s.durable != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = s.js.DeleteConsumer(ctx, s.stream, s.durable)
+	if remove && s.cfg.Durable != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), closeBound)
+		err = s.js.DeleteConsumer(ctx, s.stream, s.cfg.Durable)
 		cancel()
 	}
 	s.nc.Close()

@@ -25,6 +25,10 @@ import (
 //     subscription's channel in Conn, so a SUBSCRIBE cannot be confirmed
 //     before publishing starts (durable cases need that).
 
+// errNotSent marks a write that put nothing on the connection (it had
+// already failed or been closed).
+var errNotSent = errors.New("not sent")
+
 // ErrLoginRefused means the broker rejected the user name or password.
 var ErrLoginRefused = errors.New("login refused by the broker")
 
@@ -293,11 +297,15 @@ func (c *stompConn) writeFrame(f *frame.Frame) error {
 
 // writeRaw writes bytes that already form whole frames (the hot paths: SEND
 // and ACK, whose header values pslab builds and never need escaping).
+// An error wrapping errNotSent means nothing was written.
 func (c *stompConn) writeRaw(parts ...[]byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.closed {
-		return errors.New("STOMP connection closed")
+		return fmt.Errorf("STOMP connection closed: %w", errNotSent)
+	}
+	if err := c.failure(); err != nil {
+		return fmt.Errorf("%w: %w", err, errNotSent)
 	}
 	c.wrote.Store(true)
 	for _, p := range parts {

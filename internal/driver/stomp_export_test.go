@@ -46,7 +46,7 @@ func STOMPConsumers(ctx context.Context, d Driver, queue string) (n int, err err
 func AbortSTOMPSubscriber(s Subscriber) {
 	sub := s.(*stompSub)
 	sub.stopTimer()
-	sub.c.abort()
+	sub.link.abort()
 }
 
 // STOMPPendingAcks is the number of handled but unacknowledged messages.

@@ -18,10 +18,11 @@ type fakeSTOMP struct {
 	hold   bool
 	frames chan *frame.Frame // every frame the client sent after CONNECT
 
-	mu      sync.Mutex
-	conn    net.Conn
-	w       *frame.Writer
-	pending []string // receipt ids held back
+	mu        sync.Mutex
+	conn      net.Conn
+	w         *frame.Writer
+	pending   []string // receipt ids held back
+	clientIDs []string // of every CONNECT
 }
 
 func newFakeSTOMP(t *testing.T, hold bool) *fakeSTOMP {
@@ -46,16 +47,25 @@ func (s *fakeSTOMP) endpoint() Endpoint {
 	return Endpoint{URL: "stomp://" + s.ln.Addr().String(), User: "u", Password: "p"}
 }
 
+// serve handles one connection at a time, accepting the next when the
+// client reconnects.
 func (s *fakeSTOMP) serve() {
-	c, err := s.ln.Accept()
-	if err != nil {
-		return
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.handle(c)
 	}
+}
+
+func (s *fakeSTOMP) handle(c net.Conn) {
 	r := frame.NewReader(c)
 	s.mu.Lock()
 	s.conn = c
 	s.w = frame.NewWriter(c)
 	s.mu.Unlock()
+	defer c.Close()
 	for {
 		f, err := r.Read()
 		if err != nil {
@@ -70,6 +80,9 @@ func (s *fakeSTOMP) serve() {
 				s.write(frame.New(frame.ERROR, frame.Message, "Security Error occurred: User name [u] or password is invalid"))
 				return
 			}
+			s.mu.Lock()
+			s.clientIDs = append(s.clientIDs, f.Header.Get("client-id"))
+			s.mu.Unlock()
 			s.write(frame.New(frame.CONNECTED, frame.Version, "1.2", frame.Server, "Fake/1.0"))
 			continue
 		}
@@ -85,6 +98,15 @@ func (s *fakeSTOMP) serve() {
 			}
 		}
 	}
+}
+
+// drop closes the client's connection as a crashed broker would; held
+// receipts are forgotten.
+func (s *fakeSTOMP) drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conn.Close()
+	s.pending = nil
 }
 
 func (s *fakeSTOMP) write(f *frame.Frame) {

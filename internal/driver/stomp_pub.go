@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -23,9 +24,17 @@ func stompReceiptEvery(window int) int {
 
 // stompPub is one publisher connection. Publish is called from one
 // goroutine; the reader goroutine advances confirmed.
+//
+// Across a lost connection (stompLink redials): Publish and Flush wait
+// until the link is up again (or their context ends). A message is sent
+// again on the new connection only when nothing of it was written to the
+// old one, so Resent stays 0; sends written to the old connection after
+// its last RECEIPT are counted in InDoubt (exactly: Artemis sends receipts
+// in order, so a receipt confirms every send before it).
 type stompPub struct {
-	c       *stompConn
-	prefix  []byte // "SEND\n" + fixed headers
+	link    *stompLink
+	last    *stompConn // the connection of the latest send
+	prefix  []byte     // "SEND\n" + fixed headers
 	window  uint64
 	every   uint64
 	sent    uint64
@@ -50,18 +59,39 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 	if s.Window == 0 {
 		s.Window = DefaultWindow(s.Case.Factors)
 	}
-	c, err := dialSTOMP(ctx, d.ep, "", nil)
+	l, err := newStompLink(ctx, d.ep, "", nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	p := &stompPub{
-		c:      c,
+		link:   l,
+		last:   l.current(),
 		prefix: sendPrefix(stompTopic(s.Case, s.Topic), s.Case.Factors.Delivery == scenario.Persistent),
 		window: uint64(s.Window),
 		every:  uint64(stompReceiptEvery(s.Window)),
 		wake:   make(chan struct{}, 1),
 	}
 	return p, nil
+}
+
+// ConnStats implements ConnReporter.
+func (p *stompPub) ConnStats() ConnStats { return p.link.log.stats() }
+
+// conn waits for a usable connection. On a new one, what the old one had
+// not confirmed is counted in doubt: the old connection's reader has
+// stopped (stompLink aborts it before redialing), so no receipt of it can
+// still arrive.
+func (p *stompPub) conn(ctx context.Context) (*stompConn, error) {
+	c, err := p.link.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c != p.last {
+		p.link.log.addInDoubt(int64(p.sent - p.confirmed.Load()))
+		p.confirmed.Store(p.sent)
+		p.last = c
+	}
+	return c, nil
 }
 
 // sendPrefix is the fixed part of every SEND frame of a publisher.
@@ -94,25 +124,37 @@ var nul = []byte{0}
 
 // Publish implements Publisher.
 func (p *stompPub) Publish(ctx context.Context, m Message) error {
-	seq := p.sent + 1
-	if seq > p.window {
-		if err := p.waitConfirmed(ctx, seq-p.window); err != nil {
+	for {
+		c, err := p.conn(ctx)
+		if err != nil {
 			return err
 		}
-	}
-	var rseq uint64
-	if seq%p.every == 0 {
-		rseq = seq
-		if err := p.c.expect("p"+strconv.FormatUint(seq, 10), p.onReceipt(seq)); err != nil {
-			return err
+		seq := p.sent + 1
+		if seq > p.window {
+			if err := p.waitConfirmed(ctx, c, seq-p.window); err != nil {
+				if c.failure() != nil && ctx.Err() == nil {
+					continue // lost: wait for the next connection
+				}
+				return err
+			}
 		}
+		var rseq uint64
+		if seq%p.every == 0 {
+			rseq = seq
+			if err := c.expect("p"+strconv.FormatUint(seq, 10), p.onReceipt(seq)); err != nil {
+				continue // c failed before anything was written
+			}
+		}
+		p.num = appendSendHeaders(p.num[:0], m.Sel, len(m.Body), rseq)
+		err = c.writeRaw(p.prefix, p.num, m.Body, nul)
+		if errors.Is(err, errNotSent) {
+			continue
+		}
+		// Written, or written in part when the connection broke: the
+		// broker may have it; if so it is in doubt.
+		p.sent = seq
+		return nil
 	}
-	p.num = appendSendHeaders(p.num[:0], m.Sel, len(m.Body), rseq)
-	if err := p.c.writeRaw(p.prefix, p.num, m.Body, nul); err != nil {
-		return err
-	}
-	p.sent = seq
-	return nil
 }
 
 func (p *stompPub) onReceipt(seq uint64) func(error) {
@@ -132,17 +174,17 @@ func (p *stompPub) onReceipt(seq uint64) func(error) {
 	}
 }
 
-// waitConfirmed blocks until every send up to seq is confirmed. Receipts
-// are sent by Artemis in order, after the frames before them are processed
-// (for persistent messages: stored).
-func (p *stompPub) waitConfirmed(ctx context.Context, seq uint64) error {
+// waitConfirmed blocks until every send up to seq is confirmed, or c
+// fails. Receipts are sent by Artemis in order, after the frames before
+// them are processed (for persistent messages: stored).
+func (p *stompPub) waitConfirmed(ctx context.Context, c *stompConn, seq uint64) error {
 	for p.confirmed.Load() < seq {
-		if err := p.c.failure(); err != nil {
+		if err := c.failure(); err != nil {
 			return err
 		}
 		select {
 		case <-p.wake:
-		case <-p.c.done:
+		case <-c.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -152,28 +194,45 @@ func (p *stompPub) waitConfirmed(ctx context.Context, seq uint64) error {
 
 // Flush implements Publisher. If the last send carried no receipt, an empty
 // transaction's ABORT carries one: Artemis answers it only after every
-// earlier frame of the connection is done.
+// earlier frame of the connection is done. When the connection is lost
+// meanwhile, Flush waits for the next one and returns once it has
+// confirmed its own sends; the old connection's unconfirmed ones are in
+// doubt.
 func (p *stompPub) Flush(ctx context.Context) error {
-	if p.sent > 0 && p.sent%p.every != 0 && p.confirmed.Load() < p.sent {
-		p.flushes++
-		tx := "pslab-flush-" + strconv.Itoa(p.flushes)
-		if err := p.c.writeFrame(frame.New(frame.BEGIN, frame.Transaction, tx)); err != nil {
+	for {
+		c, err := p.conn(ctx)
+		if err != nil {
 			return err
 		}
-		seq := p.sent
-		if err := p.c.expect("f"+strconv.Itoa(p.flushes), p.onReceipt(seq)); err != nil {
-			return err
-		}
-		f := frame.New(frame.ABORT, frame.Transaction, tx, frame.Receipt, "f"+strconv.Itoa(p.flushes))
-		if err := p.c.writeFrame(f); err != nil {
+		err = p.flushOn(ctx, c)
+		if err == nil || ctx.Err() != nil || c.failure() == nil {
 			return err
 		}
 	}
-	return p.waitConfirmed(ctx, p.sent)
+}
+
+func (p *stompPub) flushOn(ctx context.Context, c *stompConn) error {
+	if p.sent > 0 && p.sent%p.every != 0 && p.confirmed.Load() < p.sent {
+		p.flushes++
+		tx := "pslab-flush-" + strconv.Itoa(p.flushes)
+		if err := c.writeFrame(frame.New(frame.BEGIN, frame.Transaction, tx)); err != nil {
+			return err
+		}
+		seq := p.sent
+		if err := c.expect("f"+strconv.Itoa(p.flushes), p.onReceipt(seq)); err != nil {
+			return err
+		}
+		f := frame.New(frame.ABORT, frame.Transaction, tx, frame.Receipt, "f"+strconv.Itoa(p.flushes))
+		if err := c.writeFrame(f); err != nil {
+			return err
+		}
+	}
+	return p.waitConfirmed(ctx, c, p.sent)
 }
 
 // Close implements Publisher: DISCONNECT (its receipt confirms everything
-// sent before) and close the socket.
+// sent before) and close the socket. While the broker is unreachable it
+// stops reconnecting and returns at once.
 func (p *stompPub) Close() error {
-	return p.c.close(10 * time.Second)
+	return p.link.close(10 * time.Second)
 }

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -59,20 +60,38 @@ func subscribeFrame(s SubSpec, pol stompAckPolicy) *frame.Frame {
 
 // stompSub is one subscriber connection. Deliveries and ACKs run on the
 // connection's reader goroutine; the DUPS_OK timer acks from its own.
+//
+// Across a lost connection (stompLink redials): the new connection logs in
+// with the same client-id and SUBSCRIBEs with the same headers, confirmed
+// by a RECEIPT before the outage ends. A durable subscription's queue kept
+// everything published meanwhile (persistent messages also across a broker
+// restart) and Artemis redelivers what was not acknowledged; a non-durable
+// subscription is a new temporary queue, so what was published meanwhile
+// is lost. ACKs not sent on the old connection are dropped (their messages
+// come again).
 type stompSub struct {
-	c       *stompConn
+	link    *stompLink
 	spec    SubSpec
 	pol     stompAckPolicy
 	h       Handler
 	durable bool
 
 	mu       sync.Mutex
-	pending  string // ack id of the newest unacknowledged message
+	ackConn  *stompConn // the connection the pending ACK belongs to
+	pending  string     // ack id of the newest unacknowledged message
 	nPending int
 	bPending int
 	lastAck  time.Time
 	stop     chan struct{}
 	wg       sync.WaitGroup
+	// closing is set (under mu) when Close begins: from then on no message
+	// reaches the handler, as a JMS consumer delivers nothing after close;
+	// the broker redelivers what it had sent, since it is never ACKed.
+	// inflight counts handler calls under way, so Close sends its last ACK
+	// after them and before DISCONNECT (an ACK after DISCONNECT is void,
+	// and its message would come again: a duplicate).
+	closing  bool
+	inflight sync.WaitGroup
 }
 
 // Subscriber implements Driver. It returns once the broker has confirmed
@@ -107,21 +126,29 @@ func (d *stompDriver) Subscriber(ctx context.Context, s SubSpec, h Handler) (Sub
 			return nil, err
 		}
 	}
-	c, err := dialSTOMP(ctx, d.ep, clientID, sub.onMessage)
+	l, err := newStompLink(ctx, d.ep, clientID, sub.onMessage, sub.subscribe)
 	if err != nil {
 		return nil, err
 	}
-	sub.c = c
-	if err := c.request(ctx, subscribeFrame(s, sub.pol), "subscribed"); err != nil {
-		c.abort()
-		return nil, fmt.Errorf("subscriber %d: SUBSCRIBE %s: %w", s.ID, stompTopic(s.Case, s.Topic), err)
-	}
+	sub.link = l
 	if sub.pol.interval > 0 {
 		sub.wg.Add(1)
 		go sub.ackTimer()
 	}
 	return sub, nil
 }
+
+// subscribe sends the SUBSCRIBE of a new connection and waits for its
+// receipt.
+func (s *stompSub) subscribe(ctx context.Context, c *stompConn) error {
+	if err := c.request(ctx, subscribeFrame(s.spec, s.pol), "subscribed"); err != nil {
+		return fmt.Errorf("subscriber %d: SUBSCRIBE %s: %w", s.spec.ID, stompTopic(s.spec.Case, s.spec.Topic), err)
+	}
+	return nil
+}
+
+// ConnStats implements ConnReporter.
+func (s *stompSub) ConnStats() ConnStats { return s.link.log.stats() }
 
 // frameSize estimates the encoded size Artemis counts against the
 // consumer window.
@@ -134,10 +161,21 @@ func frameSize(f *frame.Frame) int {
 	return n
 }
 
-func (s *stompSub) onMessage(f *frame.Frame) {
+func (s *stompSub) onMessage(c *stompConn, f *frame.Frame) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	defer s.inflight.Done()
 	s.h(Delivery{Body: f.Body, Redelivered: f.Header.Get("redelivered") == "true"})
 	id := f.Header.Get(frame.Ack)
 	s.mu.Lock()
+	if s.ackConn != c { // a new connection: the old one's ACK state is void
+		s.ackConn, s.pending, s.nPending, s.bPending = c, "", 0, 0
+	}
 	s.pending = id
 	s.nPending++
 	s.bPending += frameSize(f)
@@ -149,14 +187,14 @@ func (s *stompSub) onMessage(f *frame.Frame) {
 	err := s.ackLocked()
 	s.mu.Unlock()
 	if err != nil {
-		s.c.fail(err)
+		c.fail(err)
 	}
 }
 
 var ackPrefix = []byte("ACK\nid:")
 
 // ackLocked sends the ACK for the newest message (cumulative in ack:client
-// mode). Called with s.mu held.
+// mode) on the connection that delivered it. Called with s.mu held.
 func (s *stompSub) ackLocked() error {
 	if s.pending == "" {
 		return nil
@@ -164,7 +202,11 @@ func (s *stompSub) ackLocked() error {
 	id := s.pending
 	s.pending, s.nPending, s.bPending = "", 0, 0
 	s.lastAck = time.Now()
-	return s.c.writeRaw(ackPrefix, []byte(id), []byte("\n\n\x00"))
+	err := s.ackConn.writeRaw(ackPrefix, []byte(id), []byte("\n\n\x00"))
+	if errors.Is(err, errNotSent) {
+		return nil // the connection is gone; the broker redelivers
+	}
+	return err
 }
 
 // ackTimer sends the pending cumulative ACK once it is interval old (DUPS_OK).
@@ -176,18 +218,16 @@ func (s *stompSub) ackTimer() {
 		select {
 		case <-s.stop:
 			return
-		case <-s.c.done:
-			return
 		case <-t.C:
 			s.mu.Lock()
 			var err error
+			c := s.ackConn
 			if s.pending != "" && time.Since(s.lastAck) >= s.pol.interval {
 				err = s.ackLocked()
 			}
 			s.mu.Unlock()
 			if err != nil {
-				s.c.fail(err)
-				return
+				c.fail(err)
 			}
 		}
 	}
@@ -205,33 +245,50 @@ func (s *stompSub) stopTimer() {
 // Close implements Subscriber. AUTO and DUPS_OK send their pending ACK
 // first; CLIENT does not (the application did not acknowledge), so Artemis
 // redelivers those messages to the durable subscription's next consumer.
+// While the broker is unreachable it stops reconnecting and returns at once.
 func (s *stompSub) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.inflight.Wait()
 	s.stopTimer()
 	if s.pol.flushClose {
 		s.mu.Lock()
-		err := s.ackLocked()
+		var err error
+		if s.ackConn != nil && s.ackConn == s.link.current() {
+			err = s.ackLocked()
+		}
 		s.mu.Unlock()
 		if err != nil {
-			s.c.abort()
+			s.link.abort()
 			return err
 		}
 	}
-	return s.c.close(10 * time.Second)
+	return s.link.close(10 * time.Second)
 }
 
 // Unsubscribe implements Subscriber: UNSUBSCRIBE (with the durable name,
-// which deletes the durable subscription's queue) and disconnect.
+// which deletes the durable subscription's queue) and disconnect. While the
+// broker is unreachable it waits up to closeBound for the connection, then
+// gives up (the durable subscription stays; Purge removes it).
 func (s *stompSub) Unsubscribe() error {
 	s.stopTimer()
 	f := frame.New(frame.UNSUBSCRIBE, frame.Id, "0")
 	if s.durable {
 		f.Header.Add("durable-subscription-name", stompDurableName(s.spec))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
 	defer cancel()
-	if err := s.c.request(ctx, f, "unsubscribed"); err != nil {
-		s.c.abort()
+	c, err := s.link.conn(ctx)
+	if err != nil {
+		s.link.abort()
+		return fmt.Errorf("subscriber %d: UNSUBSCRIBE: broker unreachable: %w", s.spec.ID, err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.request(ctx, f, "unsubscribed"); err != nil {
+		s.link.abort()
 		return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
 	}
-	return s.c.close(10 * time.Second)
+	return s.link.close(10 * time.Second)
 }

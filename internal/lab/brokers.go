@@ -13,14 +13,15 @@ import (
 
 // brokerKind knows how to make a broker and its driver.
 type brokerKind struct {
-	newBroker func(ctx context.Context, log io.Writer) (broker.Broker, error)
+	// newBroker makes the broker for a run in lab labName.
+	newBroker func(ctx context.Context, labName string, log io.Writer) (broker.Broker, error)
 	newDriver func(ctx context.Context, ep driver.Endpoint) (driver.Driver, error)
 	supports  func(f scenario.Factors) error
 }
 
 var brokerKinds = map[string]brokerKind{
 	"nats": {
-		newBroker: func(context.Context, io.Writer) (broker.Broker, error) {
+		newBroker: func(context.Context, string, io.Writer) (broker.Broker, error) {
 			return broker.NewNATS(broker.NATSConfig{}), nil
 		},
 		newDriver: func(ctx context.Context, ep driver.Endpoint) (driver.Driver, error) {
@@ -29,8 +30,8 @@ var brokerKinds = map[string]brokerKind{
 		supports: (&driver.NATS{}).Supports,
 	},
 	"artemis": {
-		newBroker: func(ctx context.Context, log io.Writer) (broker.Broker, error) {
-			a := broker.NewArtemis(broker.ArtemisConfig{})
+		newBroker: func(ctx context.Context, labName string, log io.Writer) (broker.Broker, error) {
+			a := broker.NewArtemis(broker.ArtemisConfig{Instance: artemisInstance(labName)})
 			if !a.Installed() {
 				fmt.Fprintf(log, "installing Artemis %s (first use) ...\n", a.Config().Version)
 				if err := a.Install(ctx, log); err != nil {
@@ -58,4 +59,14 @@ func BrokerNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// artemisInstance names the Artemis instance of a lab: runs at the same
+// time (--lab NAME) each need their own, since a running instance owns its
+// journal and ports.
+func artemisInstance(labName string) string {
+	if labName == "" || labName == "pslab" {
+		return "default"
+	}
+	return "lab-" + labName
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 
+	"pslab/internal/audit"
 	"pslab/internal/results"
 )
 
@@ -49,6 +50,12 @@ func flagsFor(r *results.Record) []string {
 		if res.Unclosed > 0 {
 			flags = append(flags, fmt.Sprintf("slow-close: %d connection(s) still closing %.0f s after the case", res.Unclosed, res.CloseS))
 		}
+		if n := audit.Failed(r.Audit); n > 0 {
+			flags = append(flags, fmt.Sprintf("audit-failed: %d delivery promise(s) not kept (see audit)", n))
+		}
+		if res.UnexplainedOutages > 0 {
+			flags = append(flags, fmt.Sprintf("connections-lost: %d client connection(s) dropped without a scheduled fault", res.UnexplainedOutages))
+		}
 		if c.ReceivedInWindow == 0 {
 			flags = append(flags, "no-deliveries-in-window: throughput and latency are not measured")
 		}
@@ -68,6 +75,15 @@ func progressLine(r *results.Record) string {
 	res := r.Result
 	s := fmt.Sprintf("%s: pub %.1f msg/s, sub %.1f msg/s, latency mean %.2f ms p99 %.2f ms, lost %d dup %d",
 		head, res.PubTput, res.SubTput, res.Latency.MeanMs, res.Latency.P99Ms, res.Counts.Lost, res.Counts.Duplicated)
+	for _, f := range res.Faults {
+		s += fmt.Sprintf("; %s at %.1f-%.1f s", f.Kind, f.StartS, f.EndS)
+		if f.Backlog > 0 {
+			s += fmt.Sprintf(" (backlog %d, caught up in %.2f s)", f.Backlog, f.CatchupS)
+		}
+	}
+	if n := audit.Failed(r.Audit); n > 0 {
+		s += fmt.Sprintf("; AUDIT: %d promise(s) not kept", n)
+	}
 	if len(r.Flags) > 0 {
 		s += fmt.Sprintf(" [%d flag(s)]", len(r.Flags))
 	}

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pslab/internal/audit"
 	"pslab/internal/broker"
 	"pslab/internal/driver"
 	"pslab/internal/load"
@@ -101,7 +102,11 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 				return p, err
 			}
 		}
-		if !ext.HasCredentials() {
+		if o.BrokerPID == 0 {
+			if open, detail, err := ext.OpenAccess(context.Background()); err == nil && open {
+				p.Notes = append(p.Notes, fmt.Sprintf("WARNING: %s at %s lets clients in without credentials (%s): anyone who can reach it can publish and subscribe", name, u, detail))
+			}
+		} else if !ext.HasCredentials() {
 			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, u))
 		}
 	}
@@ -211,7 +216,7 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 	if u, ok := o.URLs[bName]; ok {
 		b, err = broker.NewExternal(bName, u)
 	} else {
-		b, err = k.newBroker(ctx, o.Log)
+		b, err = k.newBroker(ctx, o.LabName, o.Log)
 	}
 	if err != nil {
 		return err
@@ -341,7 +346,8 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	sctx, stopSampling := context.WithCancel(ctx)
 	samplingStart := time.Now()
 	sampler.Start(sctx)
-	cfg := load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: rec.Seed}
+	cfg := load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: rec.Seed,
+		Injector: injector{nw: nw, b: b, sampler: sampler}}
 	if o.Verbose {
 		cfg.Progress = func(pr load.Progress) {
 			fmt.Fprintf(o.Log, "    %-6s %5.1fs sent %d received %d\n", pr.Phase, pr.Elapsed.Seconds(), pr.Sent, pr.Received)
@@ -362,6 +368,7 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		return rec
 	}
 	rec.Result = res
+	rec.Audit = audit.Evaluate(c.Factors, res)
 	// Resources over the window only: from the end of the warm-up to the
 	// end of the window, relative to the sampler's start.
 	ws := res.Start.Sub(samplingStart) + c.Warmup

@@ -22,7 +22,7 @@ type pubState struct {
 	conn         driver.Publisher
 	sent         atomic.Int64
 	sentInWindow int64
-	bySel        [scenario.SelectorValues]int64 // messages sent per selector value (index 0 without selector)
+	bySel        [scenario.SelectorValues]atomic.Int64 // messages sent per selector value (index 0 without selector)
 }
 
 // publishLoop sends until stop is set: saturating (no think time) or, with
@@ -74,7 +74,7 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 			return
 		}
 		p.sent.Add(1)
-		p.bySel[max(sel, 0)]++
+		p.bySel[max(sel, 0)].Add(1)
 		if sentAt >= r.windowStart && sentAt < r.windowEnd {
 			p.sentInWindow++
 		}
@@ -101,6 +101,10 @@ type subState struct {
 	decodeErrors int64
 	unexpected   int64
 	distinct     atomic.Int64
+	// Per scheduled fault (see faults.go): when it ended for this
+	// subscriber (monotonic ns, 0 = not yet), and the backlog delivered
+	// after that: count and last delivery time.
+	marks, backlog, lastBacklog []int64
 }
 
 // deliver accounts for one delivery to s.
@@ -132,6 +136,7 @@ func (r *run) deliver(s *subState, d driver.Delivery) {
 		return
 	}
 	s.distinct.Add(1)
+	s.noteBacklog(st.SentNanos, t)
 	switch {
 	case t >= r.windowEnd:
 		s.late++
@@ -175,6 +180,13 @@ func (r *run) result(start time.Time, complete bool) *Result {
 		s.mu.Unlock()
 	}
 	cnt.Lost = max(cnt.Expected-cnt.Received, 0)
+	stats := r.connStats()
+	for _, st := range stats {
+		cnt.InDoubt += st.InDoubt
+		cnt.Resent += st.Resent
+		res.ClientOutages += len(st.Outages)
+	}
+	r.faultResults(res, stats)
 	res.Latency = res.Histogram.Summary()
 	res.PubSeries = r.pubSeries.Values()
 	res.SubSeries = r.subSeries.Values()

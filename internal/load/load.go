@@ -39,6 +39,9 @@ type Config struct {
 	ConnectParallel int
 	// Progress, when set, is called about once a second while running.
 	Progress func(p Progress)
+	// Injector applies the case's link and broker faults; nil refuses a
+	// case that has such faults.
+	Injector Injector
 }
 
 // Progress is a running snapshot.
@@ -65,6 +68,12 @@ type Counts struct {
 	DecodeErrors     int64 `json:"decode_errors"` // bodies that failed full decoding
 	Unexpected       int64 `json:"unexpected"`    // deliveries that no subscriber should have had
 	PublishErrors    int64 `json:"publish_errors"`
+	// InDoubt counts sends a publisher's connection lost before the broker
+	// confirmed them (they may or may not have been stored); Resent counts
+	// messages a client library sent again after reconnecting. Both come
+	// from drivers that reconnect by themselves (driver.ConnReporter).
+	InDoubt int64 `json:"in_doubt,omitempty"`
+	Resent  int64 `json:"resent,omitempty"`
 }
 
 // Result is what one case run measured.
@@ -89,6 +98,13 @@ type Result struct {
 	CloseS     float64 `json:"close_s"`
 	Unclosed   int     `json:"unclosed,omitempty"`
 	FirstError string  `json:"first_error,omitempty"`
+	// Faults are the case's scheduled faults as they happened.
+	Faults []FaultResult `json:"faults,omitempty"`
+	// ClientOutages counts times a client connection was lost and the
+	// driver noticed; UnexplainedOutages those that no scheduled fault
+	// explains (the link or broker dropped a connection by itself).
+	ClientOutages      int `json:"client_outages,omitempty"`
+	UnexplainedOutages int `json:"unexplained_outages,omitempty"`
 
 	Histogram *metrics.Histogram `json:"-"`
 }
@@ -106,10 +122,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.ConnectParallel = 64
 	}
 	cs := driver.CaseSpec{Prefix: cfg.Prefix, Factors: f}
+	r := &run{cfg: cfg, cs: cs}
+	if err := r.checkFaults(); err != nil {
+		return nil, err
+	}
 	if err := cfg.Driver.Prepare(ctx, cs); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
-	r := &run{cfg: cfg, cs: cs}
 	connectStart := time.Now()
 	if err := r.connect(ctx); err != nil {
 		r.closeAll()
@@ -136,6 +155,7 @@ type run struct {
 	pubSeries, subSeries   *metrics.Series
 	firstErr               atomic.Pointer[string]
 	publishErrors          atomic.Int64
+	faults                 []FaultResult
 }
 
 func (r *run) noteErr(err error) {
@@ -152,7 +172,8 @@ func (r *run) connect(ctx context.Context) error {
 	r.subs = make([]*subState, f.Subscribers)
 	for j := range r.subs {
 		s := &subState{id: j, topic: f.TopicOfSubscriber(j), trackers: make([]*seqTracker, f.Publishers),
-			hist: metrics.NewHistogram(), selFrom: 0, selTo: scenario.SelectorValues}
+			hist: metrics.NewHistogram(), selFrom: 0, selTo: scenario.SelectorValues,
+			marks: make([]int64, len(c.Faults)), backlog: make([]int64, len(c.Faults)), lastBacklog: make([]int64, len(c.Faults))}
 		if f.Selector {
 			s.selFrom = rng.IntN(scenario.SelectorValues - scenario.SelectorSpan + 1)
 			s.selTo = s.selFrom + scenario.SelectorSpan
@@ -171,20 +192,7 @@ func (r *run) connect(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.ConnectParallel)
 	for _, s := range r.subs {
-		g.Go(func() error {
-			spec := driver.SubSpec{Case: r.cs, ID: s.id, Topic: s.topic, SelectFrom: s.selFrom, SelectTo: s.selTo,
-				AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
-			if f.Subscription == scenario.Durable {
-				spec.DurableName = c.DurableNameFor(r.cfg.Prefix, s.id)
-				spec.ClientID = c.ClientIDFor(r.cfg.Prefix, s.id)
-			}
-			sub, err := r.cfg.Driver.Subscriber(gctx, spec, func(d driver.Delivery) { r.deliver(s, d) })
-			if err != nil {
-				return fmt.Errorf("subscriber %d: %w", s.id, err)
-			}
-			s.conn = sub
-			return nil
-		})
+		g.Go(func() error { return r.subscribe(gctx, s) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -202,6 +210,27 @@ func (r *run) connect(ctx context.Context) error {
 		})
 	}
 	return g.Wait()
+}
+
+// subscribe connects subscriber s (again, after a subscriber-disconnect
+// fault: same durable name and client id, so a durable subscription gets
+// its backlog).
+func (r *run) subscribe(ctx context.Context, s *subState) error {
+	c := r.cfg.Case
+	spec := driver.SubSpec{Case: r.cs, ID: s.id, Topic: s.topic, SelectFrom: s.selFrom, SelectTo: s.selTo,
+		AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
+	if c.Subscription == scenario.Durable {
+		spec.DurableName = c.DurableNameFor(r.cfg.Prefix, s.id)
+		spec.ClientID = c.ClientIDFor(r.cfg.Prefix, s.id)
+	}
+	sub, err := r.cfg.Driver.Subscriber(ctx, spec, func(d driver.Delivery) { r.deliver(s, d) })
+	if err != nil {
+		return fmt.Errorf("subscriber %d: %w", s.id, err)
+	}
+	s.mu.Lock()
+	s.conn = sub
+	s.mu.Unlock()
+	return nil
 }
 
 // measure runs warm-up, window and drain, then gathers the result.
@@ -224,6 +253,7 @@ func (r *run) measure(ctx context.Context) *Result {
 			r.publishLoop(pctx, p, &stop, t0)
 		}()
 	}
+	waitFaults := r.startFaults(ctx, start)
 	windowEnd := start.Add(c.Warmup + c.Window)
 	drainEnd := windowEnd.Add(c.Drain)
 	r.waitUntil(ctx, windowEnd, start, func() bool { return false })
@@ -237,6 +267,9 @@ func (r *run) measure(ctx context.Context) *Result {
 		cancelPubs()
 		<-flushed
 	}
+	// Faults end inside the window, but undoing one (a broker restart) may
+	// take longer; nothing may still change the accounting afterwards.
+	waitFaults()
 	expected := r.expected()
 	complete := r.waitUntil(ctx, drainEnd, start, func() bool { return r.received() >= expected })
 	return r.result(start, complete)
@@ -311,7 +344,7 @@ func (r *run) expectedFor(s *subState) int64 {
 			continue
 		}
 		for v := s.selFrom; v < s.selTo; v++ {
-			n += p.bySel[v]
+			n += p.bySel[v].Load()
 		}
 	}
 	return n
@@ -346,8 +379,14 @@ func (r *run) closeAll() int {
 		}
 	}
 	for _, s := range r.subs {
-		if s != nil && s.conn != nil {
-			closeOne(s.conn.Close)
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		conn := s.conn
+		s.mu.Unlock()
+		if conn != nil {
+			closeOne(conn.Close)
 		}
 	}
 	go func() { wg.Wait(); close(done) }()

@@ -20,6 +20,9 @@ type ProcSample struct {
 	T        float64 `json:"t"`
 	CPUPct   float64 `json:"cpu_pct"`
 	RSSBytes int64   `json:"rss_bytes"`
+	// Goroutines of this process (only for the sampling process itself: the
+	// client), to show that a long run does not leak them.
+	Goroutines int `json:"goroutines,omitempty"`
 }
 
 // ProcSampler samples the CPU time (utime+stime from /proc/<pid>/stat) and
@@ -44,6 +47,7 @@ type procWatch struct {
 	ok      bool // baseline read
 	gone    bool
 	samples []ProcSample
+	next    atomic.Int64 // a new PID to follow (a restarted broker), 0 = none
 }
 
 // NewProcSampler samples every interval (1 s in runs).
@@ -60,6 +64,19 @@ func (p *ProcSampler) Watch(name string, pid int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.watched = append(p.watched, &procWatch{name: name, pid: pid})
+}
+
+// Repoint makes the samples under name follow another process from the
+// next sample on (a broker restarted by a fault has a new PID). Safe to
+// call while sampling.
+func (p *ProcSampler) Repoint(name string, pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.watched {
+		if w.name == name {
+			w.next.Store(int64(pid))
+		}
+	}
 }
 
 // Start takes the baseline and samples in a goroutine until Stop or ctx ends.
@@ -125,6 +142,11 @@ func (w *procWatch) baseline(now time.Time) {
 }
 
 func (w *procWatch) sample(start, now time.Time) {
+	if pid := int(w.next.Swap(0)); pid != 0 {
+		w.pid, w.gone = pid, false
+		w.baseline(now)
+		return
+	}
 	if w.gone {
 		return
 	}
@@ -140,7 +162,11 @@ func (w *procWatch) sample(start, now time.Time) {
 	}
 	if dt := now.Sub(w.at).Seconds(); w.ok && dt > 0 && ticks >= w.ticks {
 		cpu := float64(ticks-w.ticks) / float64(clockTicks()) / dt * 100
-		w.samples = append(w.samples, ProcSample{T: now.Sub(start).Seconds(), CPUPct: cpu, RSSBytes: rss})
+		ps := ProcSample{T: now.Sub(start).Seconds(), CPUPct: cpu, RSSBytes: rss}
+		if w.pid == os.Getpid() {
+			ps.Goroutines = runtime.NumGoroutine()
+		}
+		w.samples = append(w.samples, ps)
 	}
 	w.ticks, w.at, w.ok = ticks, now, true
 }

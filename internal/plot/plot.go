@@ -1,7 +1,8 @@
 // Package plot draws result records as figures (PNG and SVG, gonum/plot):
 // counterparts of Gaddah & Kunz's Figures 8-14 per broker, with the
 // paper's published values drawn as a reference; latency percentiles per
-// case; and per-second throughput series per case. It reads aggregated
+// case; per-second throughput series per case, with faults shaded; and the
+// client's memory and goroutines over long runs (soaks). It reads aggregated
 // records only (report.Dataset); missing data is said in the figure or the
 // figure is skipped with a reason, never drawn as an empty plot.
 package plot
@@ -68,14 +69,15 @@ func ParseFigures(s string) ([]string, error) {
 			}
 			add(Latency)
 			add(Series)
+			add(Resources)
 			continue
-		case Latency, Series:
+		case Latency, Series, Resources:
 			add(p)
 			continue
 		}
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 8 || n > 14 {
-			return nil, fmt.Errorf("--figure %q: want 8..14, all, latency or series (comma-separated)", part)
+			return nil, fmt.Errorf("--figure %q: want 8..14, all, latency, series or resources (comma-separated)", part)
 		}
 		add(strconv.Itoa(n))
 	}
@@ -103,6 +105,8 @@ func Generate(d *report.Dataset, o Options) (Output, error) {
 			jobs, skipped = latencyJobs(d)
 		case Series:
 			jobs, skipped = seriesJobs(d)
+		case Resources:
+			jobs, skipped = resourceJobs(d)
 		default:
 			n, _ := strconv.Atoi(f)
 			spec, ok := figureSpecs[n]

@@ -71,7 +71,7 @@ func seriesJob(suite, broker, network string, tiles []*report.Group) job {
 		w: vg.Length(cols) * tileW, h: headH + vg.Length(rows)*tileH, draw: func(c draw.Canvas) {
 			c.FillPolygon(color.White, rect(c.Rectangle))
 			body := header(c, fmt.Sprintf("Per-second throughput  —  broker %s, network %s, suite %s", broker, network, suite),
-				"Messages published (thick blue) and delivered (thin vermillion) in each second from the start of the warm-up, one line per repetition; dashed lines: the measurement window. The last second may be partial.")
+				"Messages published (thick blue) and delivered (thin vermillion) in each second from the start of the warm-up, one line per repetition; dashed lines: the measurement window; shaded: a scheduled fault, from applied to undone. The last second may be partial.")
 			top := body.Max.Y
 			for i, g := range tiles {
 				tc := c
@@ -134,6 +134,15 @@ func (s *seriesLines) Plot(c draw.Canvas, p *gplot.Plot) {
 	win := dashed(grey, 1)
 	for _, t := range []float64{s.windowStart, s.windowEnd} {
 		c.StrokeLine2(win, x(t), c.Min.Y, x(t), c.Max.Y)
+	}
+	// Faults: a shaded band from when each was applied to when it was
+	// undone, of the first repetition (they are scheduled alike in all).
+	if len(s.g.Records) > 0 {
+		for _, f := range s.g.Records[0].Result.Faults {
+			x0, x1 := x(f.StartS), x(f.EndS)
+			c.FillPolygon(faultShade, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+			fillText(c, 6.5, vg.Point{X: x0 + 1, Y: c.Max.Y - 1}, string(f.Kind), false)
+		}
 	}
 	for _, r := range s.g.Records {
 		for i, xs := range [][]int64{r.Result.PubSeries, r.Result.SubSeries} {

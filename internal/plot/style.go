@@ -28,6 +28,8 @@ var (
 	black = color.RGBA{0, 0, 0, 255}
 	grey  = color.RGBA{110, 110, 110, 255}
 	light = color.RGBA{200, 200, 200, 255}
+	// faultShade marks a fault's time on per-second plots.
+	faultShade = color.NRGBA{230, 159, 0, 60}
 )
 
 func textStyle(size vg.Length) text.Style {

@@ -209,6 +209,8 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 	}
 	m.p("")
 	m.ratios(d, suite, cases)
+	m.audit(d, suite)
+	m.trends(d, suite)
 	m.notes(cases)
 	m.flags(d, suite)
 	m.failures(d, suite)

@@ -6,6 +6,7 @@ package results
 import (
 	"time"
 
+	"pslab/internal/audit"
 	"pslab/internal/load"
 	"pslab/internal/metrics"
 	"pslab/internal/scenario"
@@ -39,11 +40,14 @@ type Record struct {
 	Settings    Settings          `json:"settings"`
 
 	// Measured (absent when Error is set before measuring).
-	Result    *load.Result       `json:"result,omitempty"`
-	Resources *Resources         `json:"resources,omitempty"`
-	Flags     []string           `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
-	Paper     map[string]float64 `json:"paper,omitempty"`
-	Note      string             `json:"note,omitempty"`
+	Result    *load.Result `json:"result,omitempty"`
+	Resources *Resources   `json:"resources,omitempty"`
+	Flags     []string     `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
+	// Audit checks the delivery guarantees of the case's combination
+	// against its counts, under its faults.
+	Audit []audit.Check      `json:"audit,omitempty"`
+	Paper map[string]float64 `json:"paper,omitempty"`
+	Note  string             `json:"note,omitempty"`
 
 	Versions Versions  `json:"versions"`
 	Started  time.Time `json:"started"`

@@ -27,6 +27,8 @@ type Case struct {
 	// {prefix} and {sub} are replaced. Required when Subscription is durable.
 	DurableName string `json:"durable_name,omitempty"`
 	ClientID    string `json:"client_id,omitempty"`
+	// Faults is the case's fault schedule, applied during the window.
+	Faults []Fault `json:"faults,omitempty"`
 	// Paper holds the published reference values for this case, if any
 	// (e.g. "sub_tput_wireline": 49.9).
 	Paper map[string]float64 `json:"paper,omitempty"`

@@ -61,6 +61,7 @@ var caseSetters = map[string]setter{
 		c.Rate = v
 		return nil
 	},
+	"faults": setFaults,
 	"paper": func(c *Case, n *yaml.Node) error {
 		if n.Kind != yaml.MappingNode {
 			return errors.New("must be a mapping of metric: value")
@@ -130,20 +131,26 @@ func SetField(c *Case, key, value string) error {
 	if !ok {
 		return fmt.Errorf("unknown field %q (known: %s)", key, knownFields())
 	}
-	if key == "paper" {
-		return errors.New("paper values can only be given in a scenario file")
+	if key == "paper" || key == "faults" {
+		return fmt.Errorf("%s can only be given in a scenario file", key)
 	}
 	return set(c, &yaml.Node{Kind: yaml.ScalarNode, Value: value})
 }
 
-// violation is a validation failure of one field.
-type violation struct{ field, msg string }
+// violation is a validation failure of one field (line: of an entry
+// inside the field, when not 0).
+type violation struct {
+	field, msg string
+	line       int
+}
 
 // validate checks a resolved case; each violation names the field whose
 // line is reported.
 func (c *Case) validate() []violation {
 	var v []violation
-	add := func(field, format string, a ...any) { v = append(v, violation{field, fmt.Sprintf(format, a...)}) }
+	add := func(field, format string, a ...any) {
+		v = append(v, violation{field: field, msg: fmt.Sprintf(format, a...)})
+	}
 	for _, f := range []struct {
 		name string
 		n    int
@@ -197,5 +204,8 @@ func (c *Case) validate() []violation {
 			add("subscription", "a durable subscription needs a client id source: set client_id (e.g. \"{prefix}-c{sub}\")")
 		}
 	}
+	c.validateFaults(func(line int, format string, a ...any) {
+		v = append(v, violation{field: "faults", msg: fmt.Sprintf(format, a...), line: line})
+	})
 	return v
 }

@@ -250,7 +250,11 @@ func (p *parser) resolve(b caseSource, layers [][]entry) (Case, bool) {
 	for _, layer := range layers {
 		for _, e := range layer {
 			if err := caseSetters[e.key](&c, e.val); err != nil {
-				p.errorf(e.val.Line, "%s: %v", e.key, err)
+				line := e.val.Line
+				if le, ok := err.(*lineError); ok {
+					line = le.line
+				}
+				p.errorf(line, "%s: %v", e.key, err)
 				continue
 			}
 			lines[e.key] = e.val.Line
@@ -263,7 +267,11 @@ func (p *parser) resolve(b caseSource, layers [][]entry) (Case, bool) {
 		return b.line
 	}
 	for _, v := range c.validate() {
-		p.errorf(at(v.field), "%s", v.msg)
+		line := v.line
+		if line == 0 {
+			line = at(v.field)
+		}
+		p.errorf(line, "%s", v.msg)
 	}
 	return c, len(p.errs) == before
 }

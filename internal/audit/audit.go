@@ -1,0 +1,178 @@
+// Package audit checks what a case's delivery guarantees promise against
+// what the load engine's per-publisher sequence accounting observed, under
+// the case's fault schedule: a durable subscription with persistent
+// delivery loses nothing across a broker restart or an outage; a
+// non-durable one loses about what was published while it was away; AUTO
+// acknowledgement does not duplicate, DUPS_OK may.
+package audit
+
+import (
+	"fmt"
+	"strings"
+
+	"pslab/internal/load"
+	"pslab/internal/scenario"
+)
+
+// Verdict of one check.
+type Verdict string
+
+// Verdicts.
+const (
+	Holds        Verdict = "holds"
+	Fails        Verdict = "fails"
+	Inconclusive Verdict = "inconclusive" // the run cannot tell (e.g. the drain ended early)
+	Observed     Verdict = "observed"     // nothing is promised; the number is reported
+)
+
+// Check is one promise and what was observed.
+type Check struct {
+	Promise  string  `json:"promise"`
+	Observed string  `json:"observed"`
+	Verdict  Verdict `json:"verdict"`
+}
+
+// Ratio bounds for "loses about what was published while away": messages
+// in flight to a subscriber when it left are lost too, and some published
+// just before it came back may reach the new subscription.
+const (
+	awayLossLow  = 0.5
+	awayLossHigh = 1.5
+)
+
+// Evaluate audits one case run. It returns nil without a result.
+func Evaluate(f scenario.Factors, res *load.Result) []Check {
+	if res == nil {
+		return nil
+	}
+	c := res.Counts
+	kinds := faultKinds(res.Faults)
+	var out []Check
+	add := func(promise, observed string, v Verdict) {
+		out = append(out, Check{Promise: promise, Observed: observed, Verdict: v})
+	}
+	lost := fmt.Sprintf("lost %d of %d due", c.Lost, c.Expected)
+	if c.InDoubt > 0 {
+		lost += fmt.Sprintf(", %d sends in doubt", c.InDoubt)
+	}
+	under := "without faults"
+	if len(kinds) > 0 {
+		under = "across " + strings.Join(kinds, ", ")
+	}
+	restart := has(res.Faults, scenario.BrokerRestart)
+	switch {
+	case f.Subscription == scenario.Durable && (f.Delivery == scenario.Persistent || !restart):
+		promise := "durable subscription: nothing lost " + under + " (beyond sends in doubt when a connection broke)"
+		switch {
+		case c.Lost <= c.InDoubt:
+			add(promise, lost, Holds)
+		case !res.DrainComplete:
+			add(promise, lost+"; the drain ended before everything arrived", Inconclusive)
+		default:
+			add(promise, lost, Fails)
+		}
+	case f.Subscription == scenario.Durable:
+		add("durable, non-persistent: messages held by the broker do not survive its restart (loss allowed)", lost, Observed)
+	default:
+		if due, ok := dueWhileAway(res.Faults); ok {
+			promise := fmt.Sprintf("non-durable subscription: loses about what was published while it was away (%.1f-%.1fx)", awayLossLow, awayLossHigh)
+			obs := fmt.Sprintf("%s; %d published to it while away", lost, due)
+			switch {
+			case due == 0:
+				add(promise, obs, Inconclusive)
+			case ratioIn(c.Lost, due):
+				add(promise, fmt.Sprintf("%s (%.2fx)", obs, float64(c.Lost)/float64(due)), Holds)
+			default:
+				add(promise, fmt.Sprintf("%s (%.2fx)", obs, float64(c.Lost)/float64(due)), Fails)
+			}
+		} else {
+			add("non-durable subscription: nothing promised for messages published while it is not connected", lost+" "+under, Observed)
+		}
+	}
+	dups := fmt.Sprintf("%d duplicated, %d flagged redelivered", c.Duplicated, c.Redelivered)
+	if c.Resent > 0 {
+		dups += fmt.Sprintf(", %d resent by a client after reconnecting", c.Resent)
+	}
+	switch f.Ack {
+	case scenario.AckAuto:
+		v := Holds
+		if c.Duplicated > 0 {
+			v = Fails
+		}
+		add("AUTO acknowledgement: no duplicates", dups, v)
+	case scenario.AckDupsOK:
+		add("DUPS_OK acknowledgement: duplicates allowed", dups, Observed)
+	case scenario.AckClient:
+		add("CLIENT acknowledgement: unacknowledged messages are redelivered after a failure (duplicates allowed)", dups, Observed)
+	}
+	v := Holds
+	if c.DecodeErrors > 0 || c.Unexpected > 0 {
+		v = Fails
+	}
+	add("every delivery intact and for its subscriber", fmt.Sprintf("%d failed decoding, %d unexpected", c.DecodeErrors, c.Unexpected), v)
+	for _, fr := range res.Faults {
+		if fr.Kind == scenario.SubscriberDisconnect || fr.Kind == scenario.BrokerRestart {
+			v := Holds
+			if fr.NotReconnected > 0 || fr.Error != "" {
+				v = Fails
+			}
+			obs := fmt.Sprintf("%d reconnected (longest %.2f s), %d did not; backlog %d delivered, caught up %.2f s after the fault", fr.Reconnected, fr.ReconnectS, fr.NotReconnected, fr.Backlog, fr.CatchupS)
+			if fr.Error != "" {
+				obs += "; " + fr.Error
+			}
+			add(fmt.Sprintf("clients come back after %s", fr.Fault), obs, v)
+		}
+	}
+	return out
+}
+
+// Failed counts the checks that failed.
+func Failed(cs []Check) int {
+	n := 0
+	for _, c := range cs {
+		if c.Verdict == Fails {
+			n++
+		}
+	}
+	return n
+}
+
+func ratioIn(lost, due int64) bool {
+	r := float64(lost) / float64(due)
+	return r >= awayLossLow && r <= awayLossHigh
+}
+
+// dueWhileAway sums what was due to subscribers while a
+// subscriber-disconnect fault kept them away.
+func dueWhileAway(fs []load.FaultResult) (int64, bool) {
+	var n int64
+	ok := false
+	for _, f := range fs {
+		if f.Kind == scenario.SubscriberDisconnect {
+			n += f.DueWhile
+			ok = true
+		}
+	}
+	return n, ok
+}
+
+func has(fs []load.FaultResult, k scenario.FaultKind) bool {
+	for _, f := range fs {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+func faultKinds(fs []load.FaultResult) []string {
+	var out []string
+	seen := map[scenario.FaultKind]bool{}
+	for _, f := range fs {
+		if !seen[f.Kind] {
+			seen[f.Kind] = true
+			out = append(out, string(f.Kind))
+		}
+	}
+	return out
+}

@@ -1,0 +1,329 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"pslab/internal/scenario"
+)
+
+// natsPublisher publishes on one connection, core or JetStream.
+//
+// Across a lost connection (nats.go reconnects by itself, see natsConnect):
+// the connection has no reconnect buffer (ReconnectBufSize -1), so nats.go
+// replays nothing (Resent stays 0) and a publish while it reconnects fails
+// at once; Publish then waits until the connection is back and sends that
+// message on the new connection. Sends already handed to the old connection
+// and not yet confirmed are counted in InDoubt:
+//   - core: sends after the last PONG that came back on the same
+//     connection (exact up to a reconnect that completes inside one
+//     nc.Publish call);
+//   - JetStream: PubAcks the library abandoned with ErrDisconnected when it
+//     noticed the loss (an upper bound: a publish on the new connection made
+//     before the library processed the loss is abandoned too). Publishes the
+//     library retries itself after a "no responders" status are not
+//     duplicates (the stream did not take them).
+type natsPublisher struct {
+	nc       *nats.Conn
+	watch    *natsWatch
+	js       jetstream.JetStream // nil: core publish
+	subjects []string            // by selector value; [0] without selector
+	window   int
+	pending  []jetstream.PubAckFuture // JetStream: outstanding PubAcks, oldest first
+	// core flow control: at most one flush in flight, started every window/2
+	// sends, so at most `window` sends are unconfirmed by a PONG.
+	sinceFlush int
+	inflight   *flushOp
+	// core confirmation, per connection: gen is nats.go's reconnect count
+	// when the sends were handed over; handed of them were, confirmed of
+	// those are covered by a PONG of the same connection.
+	gen       uint64
+	handed    uint64
+	confirmed uint64
+}
+
+// flushOp is one PING/PONG round trip in flight; done is closed when it
+// ends. On success it confirms the first upTo sends of connection gen.
+type flushOp struct {
+	done   chan struct{}
+	err    error
+	gen    uint64
+	upTo   uint64
+	cancel context.CancelFunc
+}
+
+// errConnLost reports a PONG that came back on a newer connection than its
+// PING was meant for: it confirms nothing of the old one.
+var errConnLost = errors.New("connection lost during flush")
+
+// Publisher implements Driver.
+func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
+	w := &natsWatch{}
+	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-pub-%d", s.ID), w, nats.ReconnectBufSize(-1))
+	if err != nil {
+		return nil, err
+	}
+	p := &natsPublisher{nc: nc, watch: w, window: s.Window, subjects: []string{subject(s.Case.Prefix, s.Topic, -1)},
+		gen: reconnects(nc)}
+	if s.Case.Factors.Selector {
+		p.subjects = make([]string, scenario.SelectorValues)
+		for v := range p.subjects {
+			p.subjects[v] = subject(s.Case.Prefix, s.Topic, v)
+		}
+	}
+	if p.window <= 0 {
+		p.window = DefaultWindow(s.Case.Factors)
+	}
+	if s.Case.Factors.Delivery == scenario.Persistent {
+		// All publishers of a case feed one stream, whose ingest queue
+		// nats-server bounds (100 000 messages by default; beyond it
+		// publishes are refused with 429). Share a budget below that.
+		p.window = min(p.window, max(1, jsIngestBudget/max(s.Case.Factors.Publishers, 1)))
+		// The window is enforced here; the library's own cap is set above
+		// it so that it never stalls and errors first.
+		p.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(p.window+1),
+			jetstream.WithPublishAsyncTimeout(time.Minute))
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func reconnects(nc *nats.Conn) uint64 { return nc.Stats().Reconnects }
+
+// ConnStats implements ConnReporter.
+func (p *natsPublisher) ConnStats() ConnStats { return p.watch.log.stats() }
+
+func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
+	subj := p.subjects[max(m.Sel, 0)]
+	if p.js != nil {
+		return p.publishJS(ctx, subj, m.Body)
+	}
+	return p.publishCore(ctx, subj, m.Body)
+}
+
+func (p *natsPublisher) publishJS(ctx context.Context, subj string, body []byte) error {
+	for len(p.pending) >= p.window {
+		if err := p.awaitOldest(ctx); err != nil {
+			return err
+		}
+	}
+	for {
+		f, err := p.js.PublishAsync(subj, body)
+		if err == nil {
+			p.pending = append(p.pending, f)
+			return nil
+		}
+		if !errors.Is(err, nats.ErrReconnectBufExceeded) {
+			return err
+		}
+		if err := p.awaitConnected(ctx); err != nil { // not handed over: send it again
+			return err
+		}
+	}
+}
+
+func (p *natsPublisher) publishCore(ctx context.Context, subj string, body []byte) error {
+	for {
+		// Flow control first, so that an error means this message was not sent.
+		if p.sinceFlush >= max(p.window/2, 1) {
+			if err := p.wait(ctx); err != nil {
+				return err
+			}
+			if err := p.awaitConnected(ctx); err != nil {
+				return err
+			}
+			p.startFlush(ctx)
+			p.sinceFlush = 0
+		}
+		p.sync()
+		err := p.nc.Publish(subj, body)
+		if err == nil {
+			p.handed++
+			p.sinceFlush++
+			return nil
+		}
+		if !errors.Is(err, nats.ErrReconnectBufExceeded) {
+			return err
+		}
+		if err := p.awaitConnected(ctx); err != nil { // not handed over: send it again
+			return err
+		}
+	}
+}
+
+// sync notices a reconnect since the last send: what the old connection
+// had not confirmed is in doubt.
+func (p *natsPublisher) sync() {
+	if g := reconnects(p.nc); g != p.gen {
+		p.watch.log.addInDoubt(int64(p.handed - p.confirmed))
+		p.gen, p.handed, p.confirmed = g, 0, 0
+		if p.inflight != nil { // its PONG can confirm nothing now
+			p.inflight.cancel()
+			p.inflight = nil
+		}
+	}
+}
+
+// startFlush starts a PING/PONG round trip covering every send so far.
+func (p *natsPublisher) startFlush(ctx context.Context) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	op := &flushOp{done: make(chan struct{}), gen: p.gen, upTo: p.handed, cancel: cancel}
+	p.inflight = op
+	go func() {
+		defer cancel()
+		op.err = p.nc.FlushWithContext(fctx)
+		if op.err == nil && reconnects(p.nc) != op.gen {
+			op.err = errConnLost
+		}
+		close(op.done)
+	}()
+}
+
+// wait blocks until the flush in flight (if any) ends. A flush that failed
+// because the connection was lost is not an error: sync counts what it did
+// not confirm as in doubt.
+func (p *natsPublisher) wait(ctx context.Context) error {
+	op := p.inflight
+	if op == nil {
+		return nil
+	}
+	select {
+	case <-op.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.inflight = nil
+	if op.err == nil {
+		if op.gen == p.gen {
+			p.confirmed = max(p.confirmed, op.upTo)
+		}
+		return nil
+	}
+	if p.lostConn(op.err) {
+		return nil
+	}
+	return fmt.Errorf("flow control flush: %w", op.err)
+}
+
+// lostConn tells whether err came from a lost connection that nats.go is
+// re-establishing (rather than from a closed client or a timeout).
+func (p *natsPublisher) lostConn(err error) bool {
+	if p.nc.IsClosed() {
+		return false
+	}
+	return errors.Is(err, errConnLost) || errors.Is(err, nats.ErrConnectionClosed) ||
+		p.nc.Status() != nats.CONNECTED
+}
+
+// awaitConnected blocks while nats.go reconnects.
+func (p *natsPublisher) awaitConnected(ctx context.Context) error {
+	for {
+		switch p.nc.Status() {
+		case nats.CONNECTED:
+			return nil
+		case nats.CLOSED:
+			return nats.ErrConnectionClosed
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// jsIngestBudget is the total of outstanding JetStream publishes of all
+// publishers of a case: half of nats-server's default stream ingest queue.
+const jsIngestBudget = 50_000
+
+// flushTimeout bounds one PING/PONG round trip: generous, since a window of
+// large messages over a 1 Mbit/s link takes seconds to drain.
+const flushTimeout = 2 * time.Minute
+
+// flushWithin flushes nc within flushTimeout or until ctx ends.
+func flushWithin(ctx context.Context, nc *nats.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, flushTimeout)
+	defer cancel()
+	return nc.FlushWithContext(ctx)
+}
+
+// awaitOldest waits for the oldest outstanding PubAck. One the library
+// abandoned because the connection was lost is counted in doubt.
+func (p *natsPublisher) awaitOldest(ctx context.Context) error {
+	f := p.pending[0]
+	select {
+	case <-f.Ok():
+	case err := <-f.Err():
+		if !errors.Is(err, nats.ErrDisconnected) {
+			p.pending = p.pending[1:]
+			return fmt.Errorf("publish not acknowledged: %w", err)
+		}
+		p.watch.log.addInDoubt(1)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.pending = p.pending[1:]
+	return nil
+}
+
+// CopiesBody implements BodyCopier: a core publish copies the body into the
+// connection's buffer before it returns; JetStream keeps it for retries.
+func (p *natsPublisher) CopiesBody() bool { return p.js == nil }
+
+// Flush implements Publisher. After a lost connection it returns once the
+// new connection confirms everything sent on it; what the old one had not
+// confirmed is in doubt, not waited for.
+func (p *natsPublisher) Flush(ctx context.Context) error {
+	for len(p.pending) > 0 {
+		if err := p.awaitOldest(ctx); err != nil {
+			return err
+		}
+	}
+	if p.js != nil {
+		return nil // every PubAck is in
+	}
+	if err := p.wait(ctx); err != nil {
+		return err
+	}
+	for {
+		if err := p.awaitConnected(ctx); err != nil {
+			return err
+		}
+		p.sync()
+		if p.handed == p.confirmed {
+			return nil
+		}
+		gen, upTo := p.gen, p.handed
+		err := flushWithin(ctx, p.nc)
+		if err == nil && reconnects(p.nc) == gen {
+			p.confirmed = upTo
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !p.lostConn(err) {
+			return err
+		}
+		// lost meanwhile: the next round counts it and flushes the new one
+	}
+}
+
+func (p *natsPublisher) Close() error {
+	p.watch.closing.Store(true)
+	if p.inflight != nil {
+		p.inflight.cancel()
+		<-p.inflight.done
+		p.inflight = nil
+	}
+	p.nc.Close()
+	return nil
+}

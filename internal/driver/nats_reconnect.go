@@ -1,0 +1,97 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// natsWatch records the outages of one nats.go connection: lost when the
+// library reports the disconnect, restored when it reports the reconnect
+// (nats.go has then re-sent the core subscriptions), or, when onReconnect
+// is set, when its owner says it is subscribed again.
+type natsWatch struct {
+	log         connLog
+	closing     atomic.Bool // set before Close: its disconnect is no outage
+	onReconnect func()      // runs on nats.go's callback goroutine; must not block
+}
+
+func (w *natsWatch) options() []nats.Option {
+	return []nats.Option{
+		nats.DisconnectErrHandler(func(*nats.Conn, error) {
+			if !w.closing.Load() {
+				w.log.lost(time.Now())
+			}
+		}),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			switch {
+			case w.closing.Load():
+			case w.onReconnect != nil:
+				w.onReconnect()
+			default:
+				w.log.restored(time.Now())
+			}
+		}),
+	}
+}
+
+// resubscribeLoop checks the JetStream consumer after each reconnect until
+// the subscriber is closed.
+func (s *natsSubscriber) resubscribeLoop() {
+	defer s.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-s.stop; cancel() }()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.resub:
+		}
+		for n := 0; ; n++ {
+			err := s.ensureConsumer(ctx)
+			if err == nil {
+				s.watch.log.restored(time.Now())
+				break
+			}
+			if !backoff(ctx, s.stop, n) {
+				return
+			}
+		}
+	}
+}
+
+// ensureConsumer makes sure the subscriber's consumer exists after a
+// reconnect. Consume resumes by itself on a consumer the broker kept; one
+// the broker lost is created again (and its stream, with the case's
+// configuration, if that is gone too): the durable under its name, an
+// ephemeral one as a new subscription that delivers only new messages.
+func (s *natsSubscriber) ensureConsumer(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s.mu.Lock()
+	name := s.consName
+	s.mu.Unlock()
+	_, err := s.js.Consumer(ctx, s.stream, name)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return err
+	}
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err := s.js.CreateStream(ctx, streamConfig(s.spec.Case))
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return err
+		}
+	}
+	cfg := s.cfg
+	if cfg.Durable == "" {
+		cfg.DeliverPolicy = jetstream.DeliverNewPolicy
+	}
+	return s.startConsumer(ctx, cfg)
+}

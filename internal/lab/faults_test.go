@@ -1,0 +1,106 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"pslab/internal/audit"
+	"pslab/internal/broker"
+	"pslab/internal/scenario"
+	"pslab/netem"
+)
+
+func TestMain(m *testing.M) {
+	broker.RunChildIfRequested()
+	os.Exit(m.Run())
+}
+
+// runFaultCases runs cases of scenarios/faults.yaml (quick) on one broker
+// over the emulated wifi link (wireline on loopback without root, where
+// link faults are refused) and returns the records by case id.
+func runFaultCases(t *testing.T, brokerName, cases string) map[string]int {
+	t.Helper()
+	s, err := scenario.Load("../../scenarios/faults.yaml", scenario.Options{Quick: true})
+	require.NoError(t, err)
+	network := "wifi-paper"
+	if netem.Supported() != nil {
+		network = "wireline"
+	}
+	want := map[string]bool{}
+	for _, id := range splitList(cases) {
+		want[id] = true
+	}
+	var log bytes.Buffer
+	o := Options{Brokers: []string{brokerName}, Networks: []string{network}, Reps: 1, Quick: true,
+		Out: t.TempDir(), LabName: "labft", Log: &log, Cases: func(id string) bool { return want[id] }}
+	p, err := MakePlan(s, o)
+	require.NoError(t, err)
+	sum, err := Run(context.Background(), p, o)
+	t.Log(log.String())
+	require.NoError(t, err)
+	require.Len(t, sum.Records, len(want))
+	idx := map[string]int{}
+	for i, r := range sum.Records {
+		idx[r.CaseID] = i
+		if network == "wireline" && r.Network.Path == "loopback" && hasLinkFault(s, r.CaseID) {
+			assert.Contains(t, r.Error, "refused", "link faults without the emulated link are refused")
+			continue
+		}
+		require.Empty(t, r.Error, "case %s", r.CaseID)
+		require.NotEmpty(t, r.Result.Faults, "case %s", r.CaseID)
+		for _, f := range r.Result.Faults {
+			assert.Empty(t, f.Error, "case %s fault %s", r.CaseID, f.Kind)
+			assert.Greater(t, f.EndS, f.StartS, "case %s fault %s", r.CaseID, f.Kind)
+		}
+		assert.NotEmpty(t, r.Audit)
+		for _, c := range r.Audit {
+			assert.NotEqual(t, audit.Fails, c.Verdict, "case %s on %s: %s: %s", r.CaseID, brokerName, c.Promise, c.Observed)
+		}
+	}
+	return idx
+}
+
+func hasLinkFault(s *scenario.Suite, id string) bool {
+	for _, c := range s.Cases {
+		if c.ID == id {
+			return c.HasFault(scenario.LinkOutage) || c.HasFault(scenario.LinkLoss)
+		}
+	}
+	return false
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range bytes.Split([]byte(s), []byte(",")) {
+		out = append(out, string(f))
+	}
+	return out
+}
+
+// TestFaultStudyOnNATS: an outage, a subscriber away, a broker restart and
+// loss steps, for real, with their audits: no promise fails (a durable
+// persistent subscription may be inconclusive when a message in flight is
+// redelivered only after the quick drain).
+func TestFaultStudyOnNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault study skipped in -short mode")
+	}
+	runFaultCases(t, "nats", "01,05,09,14")
+}
+
+// TestFaultStudyOnArtemis: the same for a subscriber away and a broker
+// restart on Artemis (when installed: CI installs it).
+func TestFaultStudyOnArtemis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault study skipped in -short mode")
+	}
+	if _, err := os.Stat(broker.NewArtemis(broker.ArtemisConfig{}).HomeDir()); err != nil {
+		t.Skipf("Artemis is not installed: %v", err)
+	}
+	runFaultCases(t, "artemis", "05,09")
+}

@@ -1,0 +1,338 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"pslab/internal/driver"
+	"pslab/internal/scenario"
+)
+
+// Injector applies the faults the load engine cannot apply by itself: those
+// on the link and on the broker. The lab supplies one per network and
+// broker; subscriber disconnects are the engine's own.
+type Injector interface {
+	// Can is nil when faults of kind k can be applied here, or says why not.
+	Can(k scenario.FaultKind) error
+	// LinkLoss makes the link lose totalPct % of packets (100: an outage)
+	// until LinkRestore.
+	LinkLoss(totalPct float64) (detail string, err error)
+	// LinkRestore puts the network's own profile back.
+	LinkRestore() (detail string, err error)
+	// BrokerKill kills the broker process, keeping its store.
+	BrokerKill() error
+	// BrokerRestart starts it again and returns once it accepts clients.
+	BrokerRestart(ctx context.Context) error
+}
+
+// ErrNoInjector is returned for a fault schedule on a run without an
+// Injector for a fault that needs one.
+var ErrNoInjector = errors.New("no fault injector for this network and broker")
+
+// FaultResult is one scheduled fault as it happened.
+type FaultResult struct {
+	scenario.Fault
+	// StartS and EndS are when it was applied and when it had been undone
+	// (the link restored, the broker accepting clients, the subscribers
+	// subscribed again), in seconds since the warm-up began: the origin of
+	// the per-second series.
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	Detail string  `json:"detail,omitempty"`
+	Error  string  `json:"error,omitempty"`
+	// DueWhile counts the deliveries due to the affected subscribers for
+	// messages published from StartS to EndS.
+	DueWhile int64 `json:"due_while"`
+	// Reconnected counts client connections that came back after losing
+	// their connection in this fault (for subscriber-disconnect: the
+	// subscribers connected again), NotReconnected those that did not;
+	// ReconnectS is the longest time from the fault's end (or, for
+	// subscriber-disconnect, from the start of connecting again) until a
+	// client was usable.
+	Reconnected    int     `json:"reconnected"`
+	NotReconnected int     `json:"not_reconnected,omitempty"`
+	ReconnectS     float64 `json:"reconnect_s"`
+	// Backlog counts distinct deliveries, after the fault ended, of
+	// messages published before it ended; CatchupS is from the fault's end
+	// to the last of them (0 with no backlog).
+	Backlog  int64   `json:"backlog"`
+	CatchupS float64 `json:"catchup_s"`
+}
+
+// checkFaults refuses a schedule the run cannot apply, before connecting.
+func (r *run) checkFaults() error {
+	for _, f := range r.cfg.Case.Faults {
+		if f.Kind == scenario.SubscriberDisconnect {
+			continue
+		}
+		if r.cfg.Injector == nil {
+			return fmt.Errorf("%s: %w", f, ErrNoInjector)
+		}
+		if err := r.cfg.Injector.Can(f.Kind); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// startFaults runs the schedule in the background from start (the warm-up's
+// beginning); the returned wait blocks until every fault has been undone.
+func (r *run) startFaults(ctx context.Context, start time.Time) (wait func()) {
+	faults := r.cfg.Case.Faults
+	r.faults = make([]FaultResult, len(faults))
+	var wg sync.WaitGroup
+	for i, f := range faults {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.runFault(ctx, i, f, start)
+		}()
+	}
+	return wg.Wait
+}
+
+// affected lists the subscribers a fault takes away.
+func (r *run) affected(f scenario.Fault) []*subState {
+	if f.Kind == scenario.SubscriberDisconnect && f.Subscribers > 0 {
+		return r.subs[:f.Subscribers]
+	}
+	return r.subs
+}
+
+func (r *run) runFault(ctx context.Context, i int, f scenario.Fault, start time.Time) {
+	fr := &r.faults[i]
+	fr.Fault = f
+	begin := start.Add(r.cfg.Case.Warmup + f.At)
+	if !sleepUntil(ctx, begin) {
+		fr.Error = "not applied: run cancelled"
+		return
+	}
+	subs := r.affected(f)
+	fr.StartS = time.Since(start).Seconds()
+	due0 := r.dueTo(subs)
+	inj := r.cfg.Injector
+	var err error
+	switch f.Kind {
+	case scenario.LinkOutage:
+		fr.Detail, err = inj.LinkLoss(100)
+	case scenario.LinkLoss:
+		fr.Detail, err = inj.LinkLoss(f.LossPct)
+	case scenario.BrokerRestart:
+		err = inj.BrokerKill()
+	case scenario.SubscriberDisconnect:
+		r.dropSubscribers(subs)
+	}
+	if err != nil {
+		r.noteErr(fmt.Errorf("fault %s: %w", f, err))
+		fr.Error = err.Error()
+	}
+	sleepUntil(ctx, begin.Add(f.For))
+	// Undo the fault even when the run was cancelled: the link and the
+	// broker must be whole for whatever runs next.
+	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	var undoErr error
+	var detail string
+	switch f.Kind {
+	case scenario.LinkOutage, scenario.LinkLoss:
+		detail, undoErr = inj.LinkRestore()
+	case scenario.BrokerRestart:
+		undoErr = inj.BrokerRestart(undoCtx)
+	case scenario.SubscriberDisconnect:
+		fr.Reconnected, fr.ReconnectS, undoErr = r.resubscribe(undoCtx, i, subs)
+		fr.NotReconnected = len(subs) - fr.Reconnected
+	}
+	if detail != "" {
+		fr.Detail = joinDetail(fr.Detail, detail)
+	}
+	if undoErr != nil {
+		r.noteErr(fmt.Errorf("undo fault %s: %w", f, undoErr))
+		fr.Error = joinDetail(fr.Error, "undo: "+undoErr.Error())
+	}
+	fr.EndS = time.Since(start).Seconds()
+	fr.DueWhile = r.dueTo(subs) - due0
+	if f.Kind != scenario.SubscriberDisconnect {
+		mark := now()
+		for _, s := range r.subs {
+			s.mu.Lock()
+			s.marks[i] = mark
+			s.mu.Unlock()
+		}
+	}
+}
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// sleepUntil waits until t; false if ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// dueTo sums the deliveries due so far to subs.
+func (r *run) dueTo(subs []*subState) int64 {
+	var n int64
+	for _, s := range subs {
+		n += r.expectedFor(s)
+	}
+	return n
+}
+
+// dropSubscribers disconnects subs (in parallel); durable subscriptions
+// stay on the broker.
+func (r *run) dropSubscribers(subs []*subState) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, r.cfg.ConnectParallel)
+	for _, s := range subs {
+		s.mu.Lock()
+		conn := s.conn
+		s.conn = nil
+		s.mu.Unlock()
+		if conn == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_ = conn.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// resubscribe connects subs again with their original specs and marks, per
+// subscriber, when it was back (the start of its backlog). It returns how
+// many came back and the longest time one took.
+func (r *run) resubscribe(ctx context.Context, i int, subs []*subState) (n int, longest float64, err error) {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, r.cfg.ConnectParallel)
+	for _, s := range subs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t0 := time.Now()
+			e := r.subscribe(ctx, s)
+			took := time.Since(t0).Seconds()
+			mark := now()
+			mu.Lock()
+			defer mu.Unlock()
+			if e != nil {
+				errs = append(errs, e)
+				return
+			}
+			n++
+			longest = max(longest, took)
+			s.mu.Lock()
+			s.marks[i] = mark
+			s.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		err = fmt.Errorf("%d of %d subscribers did not come back: %w", len(errs), len(subs), errs[0])
+	}
+	return n, longest, err
+}
+
+// noteBacklog is called under s.mu for each new distinct delivery at t of
+// a message stamped at sent: after a fault ended, a message published
+// before its end is backlog.
+func (s *subState) noteBacklog(sent, t int64) {
+	for i, m := range s.marks {
+		if m > 0 && sent < m && t >= m {
+			s.backlog[i]++
+			s.lastBacklog[i] = max(s.lastBacklog[i], t)
+		}
+	}
+}
+
+// faultResults completes the fault results at the end of a case: backlog
+// and catch-up from the subscribers, reconnections from the clients' own
+// connection statistics (drivers that reconnect by themselves).
+func (r *run) faultResults(res *Result, stats []driver.ConnStats) {
+	if len(r.faults) == 0 {
+		return
+	}
+	for i := range r.faults {
+		fr := &r.faults[i]
+		for _, s := range r.subs {
+			s.mu.Lock()
+			if s.marks[i] > 0 {
+				fr.Backlog += s.backlog[i]
+				if s.lastBacklog[i] > 0 {
+					fr.CatchupS = max(fr.CatchupS, time.Duration(s.lastBacklog[i]-s.marks[i]).Seconds())
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+	// Client outages belong to the latest link or broker fault that had
+	// started when the outage was noticed.
+	for _, st := range stats {
+		for _, o := range st.Outages {
+			lost := o.Lost.Sub(res.Start).Seconds()
+			k := -1
+			for i, fr := range r.faults {
+				if fr.Kind != scenario.SubscriberDisconnect && fr.StartS > 0 && fr.StartS <= lost+0.001 && (k < 0 || fr.StartS > r.faults[k].StartS) {
+					k = i
+				}
+			}
+			if k < 0 {
+				res.UnexplainedOutages++
+				continue
+			}
+			fr := &r.faults[k]
+			if o.Restored.IsZero() {
+				fr.NotReconnected++
+				continue
+			}
+			fr.Reconnected++
+			fr.ReconnectS = max(fr.ReconnectS, o.Restored.Sub(res.Start).Seconds()-fr.EndS)
+		}
+	}
+	res.Faults = r.faults
+}
+
+// connStats gathers the connection statistics of every client whose driver
+// reports them.
+func (r *run) connStats() []driver.ConnStats {
+	var out []driver.ConnStats
+	for _, p := range r.pubs {
+		if cr, ok := p.conn.(driver.ConnReporter); ok {
+			out = append(out, cr.ConnStats())
+		}
+	}
+	for _, s := range r.subs {
+		s.mu.Lock()
+		conn := s.conn
+		s.mu.Unlock()
+		if cr, ok := conn.(driver.ConnReporter); ok {
+			out = append(out, cr.ConnStats())
+		}
+	}
+	return out
+}

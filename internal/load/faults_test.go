@@ -1,0 +1,114 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"pslab/internal/scenario"
+)
+
+func disconnectCase(sub scenario.Subscription, del scenario.Delivery) scenario.Case {
+	c := quickCase(sub, del)
+	c.Publishers, c.Subscribers, c.Topics = 1, 2, 1
+	c.Model = scenario.FewToMany
+	c.Rate = 500 // open loop: a steady stream to lose or queue
+	c.Window = 2 * time.Second
+	c.Faults = []scenario.Fault{{Kind: scenario.SubscriberDisconnect, At: 500 * time.Millisecond, For: 700 * time.Millisecond, Subscribers: 1}}
+	return c
+}
+
+// TestSubscriberDisconnectDurableKeepsEverything: a durable subscriber
+// taken away for 0.7 s gets its backlog on return and loses nothing.
+func TestSubscriberDisconnectDurableKeepsEverything(t *testing.T) {
+	d := startNATS(t)
+	c := disconnectCase(scenario.Durable, scenario.Persistent)
+	res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-fdur", Driver: d, Seed: 5})
+	require.NoError(t, err)
+	require.NoError(t, d.Purge(context.Background(), "pslab-test-fdur"))
+	require.Len(t, res.Faults, 1)
+	f := res.Faults[0]
+	t.Logf("durable: %+v counts %+v", f, res.Counts)
+	assert.Empty(t, f.Error)
+	assert.Equal(t, 1, f.Reconnected)
+	assert.Positive(t, f.DueWhile, "messages were published while the subscriber was away")
+	assert.GreaterOrEqual(t, f.Backlog, f.DueWhile/2, "the backlog comes back on reconnection")
+	assert.Greater(t, f.EndS, f.StartS)
+	assert.Zero(t, res.Counts.Lost, "durable + persistent loses nothing across a disconnect")
+	assert.Zero(t, res.Counts.Unexpected)
+}
+
+// TestSubscriberDisconnectNonDurableLosesWhatWasPublished: a non-durable
+// subscriber misses about what was published while it was away; the other
+// subscriber misses nothing.
+func TestSubscriberDisconnectNonDurableLosesWhatWasPublished(t *testing.T) {
+	d := startNATS(t)
+	c := disconnectCase(scenario.NonDurable, scenario.NonPersistent)
+	res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-fnon", Driver: d, Seed: 5})
+	require.NoError(t, err)
+	f := res.Faults[0]
+	t.Logf("non-durable: %+v counts %+v", f, res.Counts)
+	assert.Positive(t, f.DueWhile)
+	assert.Positive(t, res.Counts.Lost)
+	// About what was published while away: messages in flight to it when
+	// it was closed are lost too, so the ratio may exceed 1 a little.
+	assert.InDelta(t, 1, float64(res.Counts.Lost)/float64(f.DueWhile), 0.5, "lost / due while away")
+	assert.Zero(t, res.Counts.Duplicated)
+}
+
+// TestLinkFaultWithoutInjectorIsRefused: a schedule that needs the link is
+// refused before anything connects, not silently skipped.
+func TestLinkFaultWithoutInjectorIsRefused(t *testing.T) {
+	d := startNATS(t)
+	c := quickCase(scenario.NonDurable, scenario.NonPersistent)
+	c.Faults = []scenario.Fault{{Kind: scenario.LinkOutage, At: 100 * time.Millisecond, For: 100 * time.Millisecond}}
+	_, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-fref", Driver: d})
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, ErrNoInjector), err.Error())
+}
+
+// fakeInjector records what it was asked to do.
+type fakeInjector struct {
+	calls []string
+	can   error
+}
+
+func (f *fakeInjector) Can(scenario.FaultKind) error { return f.can }
+func (f *fakeInjector) LinkLoss(p float64) (string, error) {
+	f.calls = append(f.calls, "loss")
+	return "", nil
+}
+func (f *fakeInjector) LinkRestore() (string, error) {
+	f.calls = append(f.calls, "restore")
+	return "restored", nil
+}
+func (f *fakeInjector) BrokerKill() error                   { return errors.New("not here") }
+func (f *fakeInjector) BrokerRestart(context.Context) error { return nil }
+
+// TestLinkStepsAreAppliedInOrder: loss steps apply and restore one after
+// another; the injector's refusal stops the case before it starts.
+func TestLinkStepsAreAppliedInOrder(t *testing.T) {
+	d := startNATS(t)
+	c := quickCase(scenario.NonDurable, scenario.NonPersistent)
+	c.Window = time.Second
+	c.Faults = []scenario.Fault{
+		{Kind: scenario.LinkLoss, At: 100 * time.Millisecond, For: 200 * time.Millisecond, LossPct: 20},
+		{Kind: scenario.LinkOutage, At: 400 * time.Millisecond, For: 200 * time.Millisecond},
+	}
+	inj := &fakeInjector{}
+	res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-fstep", Driver: d, Injector: inj})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"loss", "restore", "loss", "restore"}, inj.calls)
+	require.Len(t, res.Faults, 2)
+	assert.Less(t, res.Faults[0].EndS, res.Faults[1].StartS)
+	assert.Equal(t, "restored", res.Faults[0].Detail)
+
+	inj = &fakeInjector{can: errors.New("no emulated link on loopback")}
+	_, err = Run(context.Background(), Config{Case: c, Prefix: "pslab-test-fstep2", Driver: d, Injector: inj})
+	require.ErrorContains(t, err, "no emulated link on loopback")
+	assert.Empty(t, inj.calls)
+}

@@ -1,0 +1,129 @@
+package report
+
+import (
+	"fmt"
+
+	"pslab/internal/results"
+)
+
+// LongRun is the window length from which a record's client resources are
+// reported as a trend (a soak).
+const LongRun = 300.0 // seconds
+
+// ClientTrend summarises the client's memory and goroutines over a long
+// run's measurement window, from its per-second samples.
+type ClientTrend struct {
+	Samples    int
+	DurationS  float64
+	RSSFirstMB float64 // mean over the first tenth of the window
+	RSSLastMB  float64 // mean over the last tenth
+	// RSSSlopeMBh is the least-squares slope of RSS over the window.
+	RSSSlopeMBh                     float64
+	GoroutinesFirst, GoroutinesLast int
+	GoroutinesMin, GoroutinesMax    int
+}
+
+// TrendPoint is one client sample on the time axis of the per-second
+// series (seconds since the warm-up began).
+type TrendPoint struct {
+	T          float64
+	RSSMB      float64
+	Goroutines int
+}
+
+// TrendPoints maps a record's client samples to the series' time axis.
+// The sampler starts before the clients connect, so connection set-up is
+// subtracted.
+func TrendPoints(r *results.Record) []TrendPoint {
+	if r.Result == nil || r.Resources == nil {
+		return nil
+	}
+	var out []TrendPoint
+	for _, s := range r.Resources.ClientSamples {
+		t := s.T - r.Result.Connect
+		if t < 0 {
+			continue
+		}
+		out = append(out, TrendPoint{T: t, RSSMB: float64(s.RSSBytes) / 1e6, Goroutines: s.Goroutines})
+	}
+	return out
+}
+
+// Trend summarises a record's window; ok is false for a window shorter
+// than LongRun or with fewer than 20 samples in it.
+func Trend(r *results.Record) (ClientTrend, bool) {
+	if r.Settings.WindowS < LongRun {
+		return ClientTrend{}, false
+	}
+	from, to := r.Settings.WarmupS, r.Settings.WarmupS+r.Settings.WindowS
+	var in []TrendPoint
+	for _, p := range TrendPoints(r) {
+		if p.T >= from && p.T <= to {
+			in = append(in, p)
+		}
+	}
+	if len(in) < 20 {
+		return ClientTrend{}, false
+	}
+	tenth := max(len(in)/10, 1)
+	mean := func(ps []TrendPoint) float64 {
+		s := 0.0
+		for _, p := range ps {
+			s += p.RSSMB
+		}
+		return s / float64(len(ps))
+	}
+	tr := ClientTrend{Samples: len(in), DurationS: in[len(in)-1].T - in[0].T,
+		RSSFirstMB: mean(in[:tenth]), RSSLastMB: mean(in[len(in)-tenth:]),
+		GoroutinesFirst: in[0].Goroutines, GoroutinesLast: in[len(in)-1].Goroutines,
+		GoroutinesMin: in[0].Goroutines, GoroutinesMax: in[0].Goroutines}
+	var st, sr, stt, str float64
+	n := float64(len(in))
+	for _, p := range in {
+		st += p.T
+		sr += p.RSSMB
+		stt += p.T * p.T
+		str += p.T * p.RSSMB
+		tr.GoroutinesMin = min(tr.GoroutinesMin, p.Goroutines)
+		tr.GoroutinesMax = max(tr.GoroutinesMax, p.Goroutines)
+	}
+	if d := n*stt - st*st; d > 0 {
+		tr.RSSSlopeMBh = (n*str - st*sr) / d * 3600
+	}
+	return tr, true
+}
+
+// trends writes the client-resources section for a suite's long runs.
+func (m *mdWriter) trends(d *Dataset, suite string) {
+	type row struct {
+		g  *Group
+		r  *results.Record
+		tr ClientTrend
+	}
+	var rows []row
+	for _, g := range d.Groups {
+		if g.Suite != suite {
+			continue
+		}
+		for _, r := range g.Records {
+			if tr, ok := Trend(r); ok {
+				rows = append(rows, row{g, r, tr})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	m.p("### Client memory and goroutines over long runs")
+	m.p("")
+	m.p("From the client's per-second samples inside the measurement window (pslab plot draws the curve as resources-*.png). RSS first/last: mean of the first and last tenth of the window; slope: least squares over the whole window.")
+	m.p("")
+	m.head("case", "broker", "network", "rep", "window s", "samples", "RSS first MB", "RSS last MB", "RSS slope MB/h", "goroutines first", "last", "min", "max")
+	for _, x := range rows {
+		t := x.tr
+		m.row(x.g.Case, x.g.Broker, x.g.Network, fmt.Sprint(x.r.Rep), fmt.Sprintf("%.0f", t.DurationS), fmt.Sprint(t.Samples),
+			fmt.Sprintf("%.1f", t.RSSFirstMB), fmt.Sprintf("%.1f", t.RSSLastMB), fmt.Sprintf("%+.2f", t.RSSSlopeMBh),
+			fmt.Sprint(t.GoroutinesFirst), fmt.Sprint(t.GoroutinesLast), fmt.Sprint(t.GoroutinesMin), fmt.Sprint(t.GoroutinesMax))
+	}
+	m.p("")
+}
