@@ -7,7 +7,8 @@
 # gaddah-kunz-quick (not in the default: about 25 minutes), gaddah-kunz-set1
 # (full settings, 3 repetitions: about 55 minutes), gaddah-kunz-set2 (about
 # 22 minutes) and gaddah-kunz-report (results/REPORT.md and results/plots over
-# both sets; no measurement).
+# both sets; no measurement), faults (the fault study on both brokers and
+# networks: about 20 minutes) and soak (31 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o /tmp/pslab-ref ./cmd/pslab
@@ -80,6 +81,16 @@ for part in "${parts[@]}"; do
   gaddah-kunz-report)
     $pslab report results/gaddah-kunz-set1 results/gaddah-kunz-set2 --out results/REPORT.md
     $pslab plot results/gaddah-kunz-set1 results/gaddah-kunz-set2 --out results/plots ;;
+  faults)
+    run_part faults "The fault study (scenarios/faults.yaml): link outage, loss steps, subscriber disconnect and broker restart during the window, per subscription x delivery (and DUPS_OK / CLIENT across a restart); NATS and Artemis; wireline and wifi-paper. REPORT.md has the delivery audit (promised versus observed); plots/series-* shade the faults." \
+      $pslab run scenarios/faults.yaml --out results/faults
+    $pslab report results/faults --out results/faults/REPORT.md
+    $pslab plot results/faults --figure series,latency --out results/faults/plots ;;
+  soak)
+    run_part soak "The soak (scenarios/soak.yaml): 30 minutes of 100/100/100 at 1 msg/s per publisher over wifi-paper, a 20 s outage every 5 minutes, NATS. REPORT.md has the client's memory and goroutine trend; plots/resources-* draws it." \
+      $pslab run scenarios/soak.yaml --out results/soak
+    $pslab report results/soak --out results/soak/REPORT.md
+    $pslab plot results/soak --figure series,resources --out results/soak/plots ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done

@@ -116,3 +116,31 @@ func TestPeakAndMean(t *testing.T) {
 		t.Error("no cores")
 	}
 }
+
+// TestProcSamplerRepoint: a watch that lost its process (a killed broker)
+// follows the new one after Repoint; samples of this process carry its
+// goroutine count.
+func TestProcSamplerRepoint(t *testing.T) {
+	p := NewProcSampler(20 * time.Millisecond)
+	p.Watch("x", 1<<30) // gone from the start
+	p.Watch("self", os.Getpid())
+	p.Start(context.Background())
+	waitRounds := func(n int64) {
+		for deadline := time.Now().Add(60 * time.Second); p.rounds.Load() < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("sampler made fewer than %d rounds in 60 s", n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitRounds(2)
+	p.Repoint("x", os.Getpid())
+	waitRounds(p.rounds.Load() + 4)
+	got := p.Stop()
+	if len(got["x"]) == 0 {
+		t.Fatal("no samples after Repoint")
+	}
+	if g := got["self"][0].Goroutines; g < 2 {
+		t.Errorf("goroutines of this process: %d", g)
+	}
+}
