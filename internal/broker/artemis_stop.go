@@ -61,7 +61,48 @@ func (a *Artemis) StopLeftover(ctx context.Context) (int, error) {
 	if pid == 0 {
 		return 0, nil
 	}
+	if owner := liveParent(pid); owner > 0 {
+		return 0, fmt.Errorf("artemis instance %s is in use by another running process (broker pid %d, started by pid %d): "+
+			"it is not a leftover; runs at the same time need their own instance (pslab run --lab NAME)", a.InstanceDir(), pid, owner)
+	}
 	err := StopDetached(ctx, pid, 30*time.Second)
 	os.Remove(a.pidFile())
 	return pid, err
+}
+
+// liveParent returns the parent PID of pid when that parent is a live
+// process other than init: the broker's owner (a running pslab) is still
+// there. A broker orphaned by a killed pslab is reparented to init (or a
+// subreaper), and then 0 is returned.
+func liveParent(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			ppid, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || ppid <= 1 || ppid == os.Getpid() {
+				return 0
+			}
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", ppid)); err != nil {
+				return 0
+			}
+			if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid)); err == nil && isReaper(strings.TrimSpace(string(comm))) {
+				return 0
+			}
+			return ppid
+		}
+	}
+	return 0
+}
+
+// isReaper names processes that adopt orphans (init systems, container
+// inits): a broker under one of them has lost its pslab.
+func isReaper(comm string) bool {
+	switch comm {
+	case "systemd", "init", "tini", "dumb-init", "docker-init", "containerd-shim", "process_api":
+		return true
+	}
+	return false
 }

@@ -16,7 +16,8 @@ import (
 type natsPublisher struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream // nil: core publish
-	subjects []string            // by selector value; [0] without selector
+	subjects [][]string          // by topic (index 0 unless round robin), then value ([0] without one)
+	allTopic bool                // round robin: Message.Topic indexes subjects
 	window   int
 	pending  []jetstream.PubAckFuture // JetStream: outstanding PubAcks, oldest first
 	// core flow control: at most one flush in flight, started every window/2
@@ -48,13 +49,7 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &natsPublisher{nc: nc, window: s.Window, subjects: []string{subject(s.Case.Prefix, s.Topic, -1)}}
-	if s.Case.Factors.Selector {
-		p.subjects = make([]string, scenario.SelectorValues)
-		for v := range p.subjects {
-			p.subjects[v] = subject(s.Case.Prefix, s.Topic, v)
-		}
-	}
+	p := &natsPublisher{nc: nc, window: s.Window, subjects: natsPubSubjects(s), allTopic: s.Case.Factors.TopicRoundRobin}
 	if p.window <= 0 {
 		p.window = DefaultWindow(s.Case.Factors)
 	}
@@ -75,8 +70,37 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 	return p, nil
 }
 
+// natsPubSubjects lists a publisher's subjects by topic and value.
+func natsPubSubjects(s PubSpec) [][]string {
+	f := s.Case.Factors
+	topics := []int{s.Topic}
+	if f.TopicRoundRobin {
+		topics = make([]int, f.Topics)
+		for t := range topics {
+			topics[t] = t
+		}
+	}
+	out := make([][]string, len(topics))
+	for i, t := range topics {
+		n := f.MessageValues()
+		out[i] = make([]string, n)
+		for v := range out[i] {
+			val := v
+			if n == 1 && !f.Filtered() {
+				val = -1
+			}
+			out[i][v] = natsSubjectFor(s.Case.Prefix, f, t, val)
+		}
+	}
+	return out
+}
+
 func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
-	subj := p.subjects[max(m.Sel, 0)]
+	ti := 0
+	if p.allTopic {
+		ti = m.Topic
+	}
+	subj := p.subjects[ti][max(m.Sel, 0)]
 	if p.js != nil {
 		for len(p.pending) >= p.window {
 			if err := p.awaitOldest(ctx); err != nil {
@@ -178,6 +202,13 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 	}
 	f := s.Case.Factors
 	subjects := []string{subject(s.Case.Prefix, s.Topic, -1)}
+	if f.Filtered() {
+		if len(s.FilterValues) == 0 {
+			nc.Close()
+			return nil, fmt.Errorf("subscriber %d: filter case without filter values", s.ID)
+		}
+		subjects = natsFilterSubjects(s.Case.Prefix, f, s.Topic, s.FilterValues)
+	}
 	if f.Selector {
 		subjects = subjects[:0]
 		for v := s.SelectFrom; v < s.SelectTo; v++ {

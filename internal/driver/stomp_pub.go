@@ -25,7 +25,9 @@ func stompReceiptEvery(window int) int {
 // goroutine; the reader goroutine advances confirmed.
 type stompPub struct {
 	c       *stompConn
-	prefix  []byte // "SEND\n" + fixed headers
+	prefix  []byte   // "SEND\n" + fixed headers
+	prefixT [][]byte // round robin: the prefix of each topic
+	filt    [][]byte // filter cases: the filter header lines of each value
 	window  uint64
 	every   uint64
 	sent    uint64
@@ -60,6 +62,18 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 		window: uint64(s.Window),
 		every:  uint64(stompReceiptEvery(s.Window)),
 		wake:   make(chan struct{}, 1),
+	}
+	f := s.Case.Factors
+	if f.TopicRoundRobin {
+		for t := 0; t < f.Topics; t++ {
+			p.prefixT = append(p.prefixT, sendPrefix(stompTopic(s.Case, t), f.Delivery == scenario.Persistent))
+		}
+	}
+	if f.Filtered() {
+		p.filt = make([][]byte, f.Values)
+		for v := range p.filt {
+			p.filt[v] = stompFilterHeaders(f, v)
+		}
 	}
 	return p, nil
 }
@@ -107,8 +121,23 @@ func (p *stompPub) Publish(ctx context.Context, m Message) error {
 			return err
 		}
 	}
-	p.num = appendSendHeaders(p.num[:0], m.Sel, len(m.Body), rseq)
-	if err := p.c.writeRaw(p.prefix, p.num, m.Body, nul); err != nil {
+	prefix, sel := p.prefix, m.Sel
+	if p.prefixT != nil {
+		if m.Topic < 0 || m.Topic >= len(p.prefixT) {
+			return fmt.Errorf("publish: topic %d outside 0..%d", m.Topic, len(p.prefixT)-1)
+		}
+		prefix = p.prefixT[m.Topic]
+	}
+	p.num = p.num[:0]
+	if p.filt != nil {
+		if sel < 0 || sel >= len(p.filt) {
+			return fmt.Errorf("publish: filter value %d outside 0..%d", sel, len(p.filt)-1)
+		}
+		p.num = append(p.num, p.filt[sel]...)
+		sel = -1 // the filter headers replace the selector's sel header
+	}
+	p.num = appendSendHeaders(p.num, sel, len(m.Body), rseq)
+	if err := p.c.writeRaw(prefix, p.num, m.Body, nul); err != nil {
 		return err
 	}
 	p.sent = seq

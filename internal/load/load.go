@@ -150,14 +150,35 @@ func (r *run) connect(ctx context.Context) error {
 	f := c.Factors
 	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), 1))
 	r.subs = make([]*subState, f.Subscribers)
+	nValues := f.MessageValues()
+	specs := make([]driver.SubSpec, f.Subscribers)
 	for j := range r.subs {
 		s := &subState{id: j, topic: f.TopicOfSubscriber(j), trackers: make([]*seqTracker, f.Publishers),
-			hist: metrics.NewHistogram(), selFrom: 0, selTo: scenario.SelectorValues}
-		if f.Selector {
-			s.selFrom = rng.IntN(scenario.SelectorValues - scenario.SelectorSpan + 1)
-			s.selTo = s.selFrom + scenario.SelectorSpan
+			hist: metrics.NewHistogram()}
+		spec := driver.SubSpec{Case: r.cs, ID: j, Topic: s.topic,
+			AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
+		switch {
+		case f.Selector:
+			spec.SelectFrom = rng.IntN(scenario.SelectorValues - scenario.SelectorSpan + 1)
+			spec.SelectTo = spec.SelectFrom + scenario.SelectorSpan
+			s.accept = make([]bool, nValues)
+			for v := spec.SelectFrom; v < spec.SelectTo; v++ {
+				s.accept[v] = true
+			}
+		case f.Filtered():
+			spec.FilterValues = f.SubscriberFilterValues(j)
+			s.accept = make([]bool, nValues)
+			for _, v := range spec.FilterValues {
+				if v < nValues { // values no message carries match nothing
+					s.accept[v] = true
+				}
+			}
 		}
-		r.subs[j] = s
+		if f.Subscription == scenario.Durable {
+			spec.DurableName = c.DurableNameFor(r.cfg.Prefix, j)
+			spec.ClientID = c.ClientIDFor(r.cfg.Prefix, j)
+		}
+		r.subs[j], specs[j] = s, spec
 	}
 	r.pubs = make([]*pubState, f.Publishers)
 	for i := range r.pubs {
@@ -166,18 +187,17 @@ func (r *run) connect(ctx context.Context) error {
 			return err
 		}
 		r.pubs[i] = &pubState{id: i, topic: f.TopicOfPublisher(i), enc: enc,
-			rng: rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(1000+i)))}
+			rng:    rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(1000+i))),
+			sentTo: make([][]int64, f.Topics)}
+		for t := range r.pubs[i].sentTo {
+			r.pubs[i].sentTo[t] = make([]int64, nValues)
+		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.ConnectParallel)
 	for _, s := range r.subs {
+		spec := specs[s.id]
 		g.Go(func() error {
-			spec := driver.SubSpec{Case: r.cs, ID: s.id, Topic: s.topic, SelectFrom: s.selFrom, SelectTo: s.selTo,
-				AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
-			if f.Subscription == scenario.Durable {
-				spec.DurableName = c.DurableNameFor(r.cfg.Prefix, s.id)
-				spec.ClientID = c.ClientIDFor(r.cfg.Prefix, s.id)
-			}
 			sub, err := r.cfg.Driver.Subscriber(gctx, spec, func(d driver.Delivery) { r.deliver(s, d) })
 			if err != nil {
 				return fmt.Errorf("subscriber %d: %w", s.id, err)
@@ -295,7 +315,8 @@ func (r *run) received() int64 {
 }
 
 // expected deliveries: each subscriber is due every message of its topic
-// whose selector value it selects. Valid once publishers have stopped.
+// whose selector or filter value it selects. Valid once publishers have
+// stopped.
 func (r *run) expected() int64 {
 	var n int64
 	for _, s := range r.subs {
@@ -307,11 +328,10 @@ func (r *run) expected() int64 {
 func (r *run) expectedFor(s *subState) int64 {
 	var n int64
 	for _, p := range r.pubs {
-		if p.topic != s.topic {
-			continue
-		}
-		for v := s.selFrom; v < s.selTo; v++ {
-			n += p.bySel[v]
+		for v, k := range p.sentTo[s.topic] {
+			if s.accepts(v) {
+				n += k
+			}
 		}
 	}
 	return n

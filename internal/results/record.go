@@ -39,11 +39,16 @@ type Record struct {
 	Settings    Settings          `json:"settings"`
 
 	// Measured (absent when Error is set before measuring).
-	Result    *load.Result       `json:"result,omitempty"`
-	Resources *Resources         `json:"resources,omitempty"`
-	Flags     []string           `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
-	Paper     map[string]float64 `json:"paper,omitempty"`
-	Note      string             `json:"note,omitempty"`
+	Result    *load.Result `json:"result,omitempty"`
+	Resources *Resources   `json:"resources,omitempty"`
+	// Throughput: received, dispatched, overall, replication grade and the
+	// saturation verdict (absent when nothing was measured).
+	Throughput *Throughput `json:"throughput,omitempty"`
+	// Filter: kind, n_fltr, n_diff, expected r and the broker mechanism.
+	Filter *FilterInfo        `json:"filter,omitempty"`
+	Flags  []string           `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
+	Paper  map[string]float64 `json:"paper,omitempty"`
+	Note   string             `json:"note,omitempty"`
 
 	Versions Versions  `json:"versions"`
 	Started  time.Time `json:"started"`
@@ -62,6 +67,8 @@ type Settings struct {
 	PublishWindow int     `json:"publish_window"`
 	AckEvery      int     `json:"ack_every"`
 	AckIntervalMs int64   `json:"ack_interval_ms"`
+	// Capacity: the case is a capacity measurement (see Throughput.Saturation).
+	Capacity bool `json:"capacity,omitempty"`
 }
 
 // SettingsOf extracts the run settings of c.
@@ -69,7 +76,7 @@ func SettingsOf(c scenario.Case) Settings {
 	return Settings{
 		WarmupS: c.Warmup.Seconds(), WindowS: c.Window.Seconds(), DrainS: c.Drain.Seconds(),
 		Rate: c.Rate, PublishWindow: c.PublishWindow, AckEvery: c.AckEvery,
-		AckIntervalMs: c.AckInterval.Milliseconds(),
+		AckIntervalMs: c.AckInterval.Milliseconds(), Capacity: c.Capacity,
 	}
 }
 
