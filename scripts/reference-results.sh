@@ -6,9 +6,11 @@
 # Parts: smoke scale-400 wifi-link-bound netem-verify (default: all), and
 # gaddah-kunz-quick (not in the default: about 25 minutes), gaddah-kunz-set1
 # (full settings, 3 repetitions: about 55 minutes), gaddah-kunz-set2 (about
-# 22 minutes) and gaddah-kunz-report (results/REPORT.md and results/plots over
-# both sets; no measurement), faults (the fault study on both brokers and
-# networks: about 20 minutes) and soak (31 minutes).
+# 22 minutes), gaddah-kunz-report (results/REPORT.md and results/plots over
+# both sets; no measurement), henjes (Henjes et al.'s filter and capacity
+# experiments on both brokers with the model fits: about 15 minutes), faults
+# (the fault study on both brokers and networks: about 20 minutes) and soak
+# (31 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o /tmp/pslab-ref ./cmd/pslab
@@ -91,6 +93,9 @@ for part in "${parts[@]}"; do
       $pslab run scenarios/soak.yaml --out results/soak
     $pslab report results/soak --out results/soak/REPORT.md
     $pslab plot results/soak --figure series,resources --out results/soak/plots ;;
+  henjes)
+    run_part henjes "Henjes et al.'s filter and capacity experiments (papers 000, 001, 003; docs/filters.md) on NATS (subject filters) and Artemis (application property and correlation-id header filters), wireline: publishers, subscribers, message size, filter activation, topics, simple vs OR-filters, AND-filter order and the joint grid r x n additional filters (scenarios/henjes-*.yaml, 294 case runs at 0.5 s warm-up, 2 s window, 1 s drain); then the three service-time models fitted to the grid and activation runs (broker CPU per message, and capacity from the runs the capacity rule calls saturated) and the figures. REPORT.md has the costs per broker and filter kind in µs with the fit quality." \
+      $pslab model measure --broker nats,artemis --out results/henjes ;;
   *) echo "unknown part $part" >&2; exit 2 ;;
   esac
 done

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,6 +22,14 @@ func TestCaseFilter(t *testing.T) {
 	f, err = parseCaseFilter("")
 	require.NoError(t, err)
 	assert.Nil(t, f)
+	f, err = parseCaseFilter("nats-subject.*,artemis-header.03,2-3")
+	require.NoError(t, err)
+	for id, want := range map[string]bool{"nats-subject.01": true, "nats-subject.36": true, "artemis-header.03": true,
+		"artemis-header.04": false, "03": true, "artemis-property.01": false} {
+		assert.Equal(t, want, f(id), id)
+	}
+	_, err = parseCaseFilter("2-x")
+	assert.Error(t, err, "half a range is a typo")
 }
 
 func TestPercent(t *testing.T) {
@@ -60,5 +70,16 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		assert.Equal(t, exitBadInput, code, name)
 		_, err := os.Stat(out)
 		assert.True(t, os.IsNotExist(err), "%s: nothing written", name)
+	}
+}
+
+func TestModelMeasureRefusesUnknownExperiment(t *testing.T) {
+	cmd := newModelMeasureCmd()
+	cmd.SetArgs([]string{"--experiments", "grid,nonsense"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), `unknown experiment "nonsense"`) {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -27,9 +27,11 @@ See docs/model.md.`,
 		Example: `  pslab model fit runs/filters --filters-from name
   pslab model predict --published all --filters 10,40,160 --replication 1,10`,
 		Args: argsCheck(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return badInputf("give a subcommand: fit or predict") },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return badInputf("give a subcommand: measure, fit, predict or plot")
+		},
 	}
-	cmd.AddCommand(newModelFitCmd(), newModelPredictCmd())
+	cmd.AddCommand(newModelFitCmd(), newModelPredictCmd(), newModelPlotCmd(), newModelMeasureCmd())
 	return cmd
 }
 
@@ -52,17 +54,24 @@ with standard errors, R², adjusted R², residual standard error, the relative
 error of the modelled throughput, the best form by AICc, and what a message,
 a filter and a dispatched copy cost in µs, next to the papers' values.
 
-pslab records carry no filter count yet, so --filters-from must say where
-it comes from:
+--filters-from says where n_fltr (and SunMQ's n_diff) come from:
+  record       the record's filter block (filter.n_fltr, filter.n_diff),
+               written by every run since the filter factor (default)
+  auto         the filter block, or for older records "selector"
   name         "filters=N" in the case name (pslab sweep names cases
                "filters=40 subscribers=10")
   name:KEY     "KEY=N" in the case name
   selector     one filter per subscriber on a message's topic when the
                case's selector factor is on, none when it is off
-Without it, fit refuses. r is measured: sub_tput / pub_tput.
+r is measured: sub_tput / pub_tput.
 
-Records flagged client-bound, failed runs, records without a filter count
-and, for --response capacity, runs over a shaped link are skipped and counted.
+--response capacity keeps only capacity measurements: runs the capacity
+rule calls saturated (client + broker >= 90 % of all cores, broker >= 0.8
+core, client < 60 % of all cores; see docs/filters.md) over an unshaped
+link. --response demand keeps every run with broker CPU samples: the CPU
+seconds per message are measured whether or not the broker was the
+bottleneck. Failed runs and records without a filter count are always
+skipped. Every skipped run is listed with its reason.
 A fit is refused when its parameters are not identifiable from the data
 (e.g. every record has the same number of filters) or there are not more
 records than parameters. The SunMQ form needs the number of different
@@ -71,7 +80,9 @@ filters (--distinct-from); without it, it is refused.
 --format json writes everything, covariances included, for
 "pslab model predict --broker-params". Exit 2 on bad input or when no form
 can be fitted.`,
-		Example: `  pslab model fit runs/filters-20260101 --filters-from name
+		Example: `  pslab model fit runs/henjes-grid
+  pslab model fit runs/henjes-grid --response demand --broker nats
+  pslab model fit runs/filters-20260101 --filters-from name
   pslab model fit runs/a runs/b --filters-from name:nf --form fiorano,websphere
   pslab model fit runs/filters --filters-from name --format json --out fit.json
   pslab model fit runs/set1 --filters-from selector --response demand`,
@@ -79,22 +90,34 @@ can be fitted.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return modelFit(cmd, args, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.form, "form", "all", "forms to fit: all, or a comma list of fiorano, sunmq, websphere")
 	fl.StringVar(&f.format, "format", "md", "output format: md or json")
-	fl.StringVar(&f.filtersFrom, "filters-from", "", "where the number of filters comes from: name, name:KEY or selector (required)")
-	fl.StringVar(&f.distinctFrom, "distinct-from", "", "where the number of different filters comes from (SunMQ): name:KEY")
+	fl.StringVarP(&f.out, "out", "o", "", "write to this file (atomically) instead of standard output")
+	addFitFlags(cmd, &f)
+	return cmd
+}
+
+// addFitFlags registers the flags that select records and forms (fit, plot).
+func addFitFlags(cmd *cobra.Command, f *modelFitFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.form, "form", "all", "forms to fit: all, or a comma list of fiorano, sunmq, websphere")
+	fl.StringVar(&f.filtersFrom, "filters-from", "record", "where the number of filters comes from: record, auto, name, name:KEY or selector")
+	fl.StringVar(&f.distinctFrom, "distinct-from", "", "where the number of different filters comes from (SunMQ): record or name:KEY (default: record with --filters-from record/auto)")
 	fl.StringVar(&f.response, "response", "capacity", "capacity (B = 1/received throughput, the papers') or demand (B = broker CPU s per received message)")
 	fl.StringVar(&f.weighting, "weighting", "relative", "relative (weights 1/B², relative errors) or none (ordinary least squares)")
 	fl.StringVar(&f.mix, "sunmq-filters", "different", "SunMQ n_diff where records give none: different (n_diff = n_fltr) or identical (1)")
 	fl.StringVar(&f.broker, "broker", "", "fit only this broker's records")
 	fl.Float64Var(&f.minCPU, "min-broker-cpu", 0, "skip records whose broker used less CPU than this, in % of one core")
-	fl.StringVarP(&f.out, "out", "o", "", "write to this file (atomically) instead of standard output")
-	return cmd
 }
 
 // filterSource turns a --filters-from/--distinct-from value into a count.
 func filterSource(flag, v string, allowSelector bool) (model.FilterCount, error) {
 	switch {
+	case v == "record" && allowSelector:
+		return model.FiltersFromRecord, nil
+	case v == "record":
+		return model.DistinctFromRecord, nil
+	case v == "auto" && allowSelector:
+		return model.FiltersAuto, nil
 	case v == "name":
 		return model.FiltersFromName("filters"), nil
 	case strings.HasPrefix(v, "name:") && len(v) > len("name:"):
@@ -102,9 +125,9 @@ func filterSource(flag, v string, allowSelector bool) (model.FilterCount, error)
 	case v == "selector" && allowSelector:
 		return model.FiltersFromSelector, nil
 	}
-	want := "name or name:KEY"
+	want := "record, name or name:KEY"
 	if allowSelector {
-		want = "name, name:KEY or selector"
+		want = "record, auto, name, name:KEY or selector"
 	}
 	return nil, fmt.Errorf("%s %q: want %s", flag, v, want)
 }
@@ -141,73 +164,12 @@ func modelFit(cmd *cobra.Command, args []string, f modelFitFlags) error {
 	if f.format != "md" && f.format != "json" {
 		return badInputf("--format %q: want md or json", f.format)
 	}
-	if f.filtersFrom == "" {
-		return badInputf("the records carry no filter counts (pslab result records have no filter-count field yet), so there is nothing to fit; " +
-			"give --filters-from name to read \"filters=N\" from case names as pslab sweep writes them, name:KEY for another key, or selector")
-	}
-	filters, err := filterSource("--filters-from", f.filtersFrom, true)
+	rep, groups, err := fitRecords(args, f)
 	if err != nil {
-		return badInput(err)
-	}
-	mix, err := parseMix(f.mix)
-	if err != nil {
-		return badInput(err)
-	}
-	forms, err := pickForms(f.form, mix)
-	if err != nil {
-		return badInput(err)
-	}
-	opt := model.FitOptions{Response: model.Response(f.response), Weighting: model.Weighting(f.weighting)}
-	if opt.Response != model.Capacity && opt.Response != model.Demand {
-		return badInputf("--response %q: want capacity or demand", f.response)
-	}
-	if opt.Weighting != model.Relative && opt.Weighting != model.Unweighted {
-		return badInputf("--weighting %q: want relative or none", f.weighting)
-	}
-	bo := model.BuildOptions{Response: opt.Response, MinBrokerCPU: f.minCPU}
-	if f.distinctFrom != "" {
-		if bo.Distinct, err = filterSource("--distinct-from", f.distinctFrom, false); err != nil {
-			return badInput(err)
-		}
-	}
-	var recs []results.Record
-	for _, a := range args {
-		rs, err := results.Read(a)
-		if err != nil {
-			return badInput(err)
-		}
-		recs = append(recs, rs...)
-	}
-	if len(recs) == 0 {
-		return badInputf("no records in %s", strings.Join(args, ", "))
-	}
-	if f.broker != "" {
-		var keep []results.Record
-		for _, r := range recs {
-			if r.Broker == f.broker {
-				keep = append(keep, r)
-			}
-		}
-		if len(keep) == 0 {
-			return badInputf("--broker %s: no records of that broker", f.broker)
-		}
-		recs = keep
-	}
-	obs, skips, err := model.FromRecords(recs, filters, bo)
-	if err != nil {
-		return badInput(err)
-	}
-	rep := model.Report{Response: opt.Response, Weighting: opt.Weighting, Sources: args, Records: len(recs), Skipped: model.CountSkips(skips)}
-	if len(obs) == 0 {
-		var s []string
-		for _, c := range rep.Skipped {
-			s = append(s, fmt.Sprintf("%d %s", c.Count, c.Reason))
-		}
-		return badInputf("none of the %d records can be used (skipped: %s)", len(recs), strings.Join(s, ", "))
+		return err
 	}
 	fitted := false
-	for _, g := range model.FitGroups(obs, forms, opt) {
-		rep.Groups = append(rep.Groups, model.NewGroupReport(g))
+	for _, g := range groups {
 		fitted = fitted || g.Best != ""
 	}
 	var buf bytes.Buffer
@@ -230,6 +192,85 @@ func modelFit(cmd *cobra.Command, args []string, f modelFitFlags) error {
 	return nil
 }
 
+// fitRecords reads the records of args and fits every selected form per
+// broker, network and filter kind. Errors are bad input.
+func fitRecords(args []string, f modelFitFlags) (model.Report, []model.Group, error) {
+	var rep model.Report
+	filters, err := filterSource("--filters-from", f.filtersFrom, true)
+	if err != nil {
+		return rep, nil, badInput(err)
+	}
+	mix, err := parseMix(f.mix)
+	if err != nil {
+		return rep, nil, badInput(err)
+	}
+	forms, err := pickForms(f.form, mix)
+	if err != nil {
+		return rep, nil, badInput(err)
+	}
+	opt := model.FitOptions{Response: model.Response(f.response), Weighting: model.Weighting(f.weighting)}
+	if opt.Response != model.Capacity && opt.Response != model.Demand {
+		return rep, nil, badInputf("--response %q: want capacity or demand", f.response)
+	}
+	if opt.Weighting != model.Relative && opt.Weighting != model.Unweighted {
+		return rep, nil, badInputf("--weighting %q: want relative or none", f.weighting)
+	}
+	bo := model.BuildOptions{Response: opt.Response, MinBrokerCPU: f.minCPU}
+	if f.distinctFrom == "" && (f.filtersFrom == "record" || f.filtersFrom == "auto") {
+		f.distinctFrom = "record"
+	}
+	if f.distinctFrom != "" {
+		if bo.Distinct, err = filterSource("--distinct-from", f.distinctFrom, false); err != nil {
+			return rep, nil, badInput(err)
+		}
+	}
+	var recs []results.Record
+	for _, a := range args {
+		rs, err := results.Read(a)
+		if err != nil {
+			return rep, nil, badInput(err)
+		}
+		recs = append(recs, rs...)
+	}
+	if len(recs) == 0 {
+		return rep, nil, badInputf("no records in %s", strings.Join(args, ", "))
+	}
+	if f.broker != "" {
+		var keep []results.Record
+		for _, r := range recs {
+			if r.Broker == f.broker {
+				keep = append(keep, r)
+			}
+		}
+		if len(keep) == 0 {
+			return rep, nil, badInputf("--broker %s: no records of that broker", f.broker)
+		}
+		recs = keep
+	}
+	obs, skips, err := model.FromRecords(recs, filters, bo)
+	if err != nil {
+		return rep, nil, badInput(err)
+	}
+	rep = model.Report{Response: opt.Response, Weighting: opt.Weighting, Sources: args, Records: len(recs),
+		Skipped: model.CountSkips(skips), SkippedRuns: skips}
+	if len(obs) == 0 {
+		var s []string
+		for _, c := range rep.Skipped {
+			s = append(s, fmt.Sprintf("%d %s", c.Count, c.Reason))
+		}
+		hint := ""
+		if opt.Response == model.Capacity {
+			hint = "; with --response capacity only saturated runs count, try --response demand"
+		}
+		return rep, nil, badInputf("none of the %d records can be used (skipped: %s%s)", len(recs), strings.Join(s, ", "), hint)
+	}
+	groups := model.FitGroups(obs, forms, opt)
+	for _, g := range groups {
+		rep.Groups = append(rep.Groups, model.NewGroupReport(g))
+	}
+	return rep, groups, nil
+}
+
 func writeOut(w io.Writer, path string, data []byte) error {
 	if path == "" {
 		_, err := w.Write(data)
@@ -242,9 +283,9 @@ func writeOut(w io.Writer, path string, data []byte) error {
 }
 
 type modelPredictFlags struct {
-	published, params, broker, network, form, format, mix string
-	tRcv, tFltr, tFltrDiff, tTx                           string
-	filters, replication, distinct                        string
+	published, params, broker, network, filter, form, format, mix string
+	tRcv, tFltr, tFltrDiff, tTx                                   string
+	filters, replication, distinct                                string
 }
 
 func newModelPredictCmd() *cobra.Command {
@@ -280,6 +321,7 @@ The parameters come from exactly one of:
 	fl.StringVar(&f.params, "broker-params", "", "JSON written by pslab model fit --format json")
 	fl.StringVar(&f.broker, "broker", "", "with --broker-params: the broker group")
 	fl.StringVar(&f.network, "network", "", "with --broker-params: the network group")
+	fl.StringVar(&f.filter, "filter", "", "with --broker-params: the filter kind group (subject, property, header, ...)")
 	fl.StringVar(&f.form, "form", "", "form: fiorano, sunmq or websphere (with --t-*, or to pick a fit from --broker-params)")
 	fl.StringVar(&f.tRcv, "t-rcv", "", "t_rcv per received message (bare number = µs)")
 	fl.StringVar(&f.tFltr, "t-fltr", "", "t_fltr per filter (sunmq: t_fltr^all)")
@@ -414,13 +456,15 @@ func fittedSet(f modelPredictFlags) ([]paramSet, error) {
 	var match []model.GroupReport
 	var all []string
 	for _, g := range rep.Groups {
-		all = append(all, g.Broker+"/"+g.Network)
-		if (f.broker == "" || g.Broker == f.broker) && (f.network == "" || g.Network == f.network) {
+		all = append(all, g.Broker+"/"+g.Network+"/"+orNone(g.Filter))
+		if (f.broker == "" || g.Broker == f.broker) && (f.network == "" || g.Network == f.network) &&
+			(f.filter == "" || g.Filter == f.filter) {
 			match = append(match, g)
 		}
 	}
 	if len(match) != 1 {
-		return nil, fmt.Errorf("%s: %d groups match --broker %q --network %q; the file has: %s", f.params, len(match), f.broker, f.network, strings.Join(all, ", "))
+		return nil, fmt.Errorf("%s: %d groups match --broker %q --network %q --filter %q; the file has (broker/network/filter): %s",
+			f.params, len(match), f.broker, f.network, f.filter, strings.Join(all, ", "))
 	}
 	g := match[0]
 	form := f.form
@@ -433,7 +477,7 @@ func fittedSet(f modelPredictFlags) ([]paramSet, error) {
 			if err != nil {
 				return nil, err
 			}
-			return []paramSet{{name: fmt.Sprintf("%s/%s %s (fit)", g.Broker, g.Network, form), form: m, cov: cov}}, nil
+			return []paramSet{{name: fmt.Sprintf("%s/%s/%s %s (fit)", g.Broker, g.Network, orNone(g.Filter), form), form: m, cov: cov}}, nil
 		}
 	}
 	return nil, fmt.Errorf("%s: group %s/%s has no fit of form %q", f.params, g.Broker, g.Network, form)
@@ -474,4 +518,11 @@ func manualSet(f modelPredictFlags) ([]paramSet, error) {
 		return nil, err
 	}
 	return []paramSet{{name: f.form + " (given)", form: m}}, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -33,6 +33,7 @@ type runFlags struct {
 	maxReps   int
 	labName   string
 	brokerPID int
+	warmupRun bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -66,7 +67,7 @@ func init() { rootCmd.AddCommand(newRunCmd()) }
 func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl := cmd.Flags()
 	if fileFlags {
-		fl.StringVar(&f.cases, "cases", "", "case ids to run, e.g. 1-4,17 (default: all)")
+		fl.StringVar(&f.cases, "cases", "", "case ids to run, e.g. 1-4,17 or nats-subject.* (default: all)")
 		fl.BoolVar(&f.quick, "quick", false, "apply the file's quick overrides (short windows, small counts)")
 	}
 	fl.StringSliceVar(&f.brokers, "broker", nil, "brokers to run on, e.g. nats,artemis (default: the file's)")
@@ -79,6 +80,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.IntVar(&f.maxReps, "max-reps", 10, "cap on repetitions with --ci")
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
+	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@127.0.0.1:4222 (host network, wireline only)")
 }
 
@@ -129,7 +131,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if err != nil {
 		return lab.Options{}, err
 	}
-	return lab.Options{BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
+	return lab.Options{WarmupRun: f.warmupRun, BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }
@@ -195,8 +197,9 @@ func outDir(flag, suite string, many bool) string {
 	return flag
 }
 
-// parseCaseFilter reads "1-4,17,03a": numeric ranges match numeric case ids
-// (so 3 matches "03"), anything else matches an id exactly.
+// parseCaseFilter reads "1-4,17,03a,nats.*": numeric ranges match numeric
+// case ids (so 3 matches "03"), "X*" matches ids starting with X, anything
+// else matches an id exactly.
 func parseCaseFilter(s string) (func(string) bool, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -204,19 +207,29 @@ func parseCaseFilter(s string) (func(string) bool, error) {
 	type span struct{ lo, hi int }
 	var spans []span
 	exact := map[string]bool{}
+	var prefixes []string
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
+		if strings.HasSuffix(part, "*") {
+			prefixes = append(prefixes, strings.TrimSuffix(part, "*"))
+			continue
+		}
 		if lo, hi, ok := strings.Cut(part, "-"); ok {
 			a, err1 := strconv.Atoi(lo)
 			b, err2 := strconv.Atoi(hi)
-			if err1 != nil || err2 != nil || a > b {
+			if err1 == nil && err2 == nil {
+				if a > b {
+					return nil, fmt.Errorf("--cases: bad range %q (want e.g. 1-4)", part)
+				}
+				spans = append(spans, span{a, b})
+				continue
+			}
+			if err1 == nil || err2 == nil { // half numeric: a typo of a range
 				return nil, fmt.Errorf("--cases: bad range %q (want e.g. 1-4)", part)
 			}
-			spans = append(spans, span{a, b})
-			continue
 		}
 		if n, err := strconv.Atoi(part); err == nil {
 			spans = append(spans, span{n, n})
@@ -227,6 +240,11 @@ func parseCaseFilter(s string) (func(string) bool, error) {
 	return func(id string) bool {
 		if exact[id] {
 			return true
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(id, p) {
+				return true
+			}
 		}
 		n, err := strconv.Atoi(id)
 		if err != nil {

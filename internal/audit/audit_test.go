@@ -69,5 +69,7 @@ func TestAutoMustNotDuplicate(t *testing.T) {
 	cs := Evaluate(f, res)
 	assert.Equal(t, []Verdict{Observed, Fails, Fails}, verdicts(cs))
 	assert.Equal(t, 2, Failed(cs))
+	res.Counts.Redelivered = 1
+	assert.Equal(t, Holds, Evaluate(f, res)[1].Verdict, "a duplicate flagged redelivered after a failure is allowed (JMS)")
 	assert.Nil(t, Evaluate(f, nil))
 }

@@ -84,6 +84,11 @@ type SubSpec struct {
 	// SelectFrom..SelectTo (inclusive..exclusive) is the selector range when
 	// Factors.Selector is set, as values of the `sel` property 0..99.
 	SelectFrom, SelectTo int
+	// FilterValues are the values in the subscriber's filter expression
+	// when Factors.Filtered() (scenario.Factors.SubscriberFilterValues):
+	// one for a simple or AND-filter, or_values for an OR-filter. Values at
+	// or above Factors.Values are carried by no message.
+	FilterValues []int
 	// AckEvery and AckInterval bound lazy acknowledgement for DUPS_OK and
 	// CLIENT: ack cumulatively after this many messages or this much time.
 	AckEvery      int
@@ -91,11 +96,30 @@ type SubSpec struct {
 }
 
 // Message is one outgoing message: an encoded body (pslab stamp included)
-// and the selector property value (-1 when the case has no selector). A
+// and the value of its filtered attribute: the selector property 0..99, or
+// the filter value 0..Values-1 of a filter case (-1 when the case has
+// neither). Topic is the message's topic when the case has
+// TopicRoundRobin; otherwise the publisher's PubSpec.Topic is used. A
 // driver may keep Body after Publish returns; callers never reuse it.
 type Message struct {
-	Body []byte
-	Sel  int
+	Body  []byte
+	Sel   int
+	Topic int
+}
+
+// FilterMechanism is implemented by drivers that can say in words how a
+// case's filters are expressed on the broker (written into the record's
+// filter block).
+type FilterMechanism interface {
+	FilterMechanism(f scenario.Factors) string
+}
+
+// MessageTopic is the topic of m from publisher s.
+func MessageTopic(s PubSpec, m Message) int {
+	if s.Case.Factors.TopicRoundRobin {
+		return m.Topic
+	}
+	return s.Topic
 }
 
 // WindowBytes is the default flow-control budget of one publisher: about

@@ -45,8 +45,17 @@ func NewNATS(ctx context.Context, ep Endpoint) (*NATS, error) {
 // Name implements Driver.
 func (d *NATS) Name() string { return "nats" }
 
-// Supports implements Driver: every factor combination has a NATS mapping.
-func (d *NATS) Supports(f scenario.Factors) error { return nil }
+// Supports implements Driver: every factor combination of Gaddah & Kunz
+// has a NATS mapping; of the filter kinds only subject filters do.
+func (d *NATS) Supports(f scenario.Factors) error {
+	if why := filterUnsupported("nats", f); why != "" {
+		return fmt.Errorf("nats: %s: %w", why, ErrUnsupported)
+	}
+	return nil
+}
+
+// FilterMechanism implements FilterMechanism.
+func (d *NATS) FilterMechanism(f scenario.Factors) string { return natsFilterMechanism(f) }
 
 // usesCore tells whether a case runs on core NATS (no JetStream).
 func usesCore(f scenario.Factors) bool {
@@ -86,6 +95,12 @@ func (d *NATS) Mechanism(f scenario.Factors) string {
 	}
 	if f.Selector {
 		parts = append(parts, fmt.Sprintf("selector as subject per value: subscriber takes %d subjects", scenario.SelectorSpan))
+	}
+	if f.Filtered() {
+		parts = append(parts, natsFilterMechanism(f))
+	}
+	if f.TopicRoundRobin {
+		parts = append(parts, "each publisher sends to every topic's subject in turn")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -64,6 +64,13 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 	}
 	sub.nc = nc
 	subjects := []string{subject(s.Case.Prefix, s.Topic, -1)}
+	if f.Filtered() {
+		if len(s.FilterValues) == 0 {
+			nc.Close()
+			return nil, fmt.Errorf("subscriber %d: filter case without filter values", s.ID)
+		}
+		subjects = natsFilterSubjects(s.Case.Prefix, f, s.Topic, s.FilterValues)
+	}
 	if f.Selector {
 		subjects = subjects[:0]
 		for v := s.SelectFrom; v < s.SelectTo; v++ {
@@ -164,6 +171,10 @@ func (s *natsSubscriber) Close() error { return s.close(false) }
 
 func (s *natsSubscriber) Unsubscribe() error { return s.close(true) }
 
+// drainBound caps the drain of a closing JetStream subscriber and the
+// flush of its last acks.
+const drainBound = 5 * time.Second
+
 // close stops delivery, acks the tail for lazy modes, optionally deletes the
 // durable consumer, and disconnects. While the connection is down it gives
 // up on the acks and the deletion after closeBound.
@@ -175,10 +186,25 @@ func (s *natsSubscriber) close(remove bool) error {
 	cc := s.consume
 	s.mu.Unlock()
 	if cc != nil {
-		cc.Stop()
+		// Connected: drain, so the messages already pulled into the
+		// client's buffer reach the handler and are acknowledged now, not
+		// redelivered after AckWait (30 s) as if lost. Down: just stop.
+		if s.nc.IsConnected() {
+			cc.Drain()
+			select {
+			case <-cc.Closed():
+			case <-time.After(drainBound):
+				cc.Stop()
+			}
+		} else {
+			cc.Stop()
+		}
 	}
 	if s.acker != nil {
 		s.acker.stop()
+	}
+	if s.nc.IsConnected() {
+		_ = s.nc.FlushTimeout(drainBound) // the acks out before the connection goes
 	}
 	for _, ns := range s.subs {
 		_ = ns.Unsubscribe()

@@ -32,7 +32,8 @@ type natsPublisher struct {
 	nc       *nats.Conn
 	watch    *natsWatch
 	js       jetstream.JetStream // nil: core publish
-	subjects []string            // by selector value; [0] without selector
+	subjects [][]string          // by topic (index 0 unless round robin), then value ([0] without one)
+	allTopic bool                // round robin: Message.Topic indexes subjects
 	window   int
 	pending  []jetstream.PubAckFuture // JetStream: outstanding PubAcks, oldest first
 	// core flow control: at most one flush in flight, started every window/2
@@ -68,14 +69,8 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &natsPublisher{nc: nc, watch: w, window: s.Window, subjects: []string{subject(s.Case.Prefix, s.Topic, -1)},
-		gen: reconnects(nc)}
-	if s.Case.Factors.Selector {
-		p.subjects = make([]string, scenario.SelectorValues)
-		for v := range p.subjects {
-			p.subjects[v] = subject(s.Case.Prefix, s.Topic, v)
-		}
-	}
+	p := &natsPublisher{nc: nc, watch: w, window: s.Window, subjects: natsPubSubjects(s),
+		allTopic: s.Case.Factors.TopicRoundRobin, gen: reconnects(nc)}
 	if p.window <= 0 {
 		p.window = DefaultWindow(s.Case.Factors)
 	}
@@ -101,8 +96,37 @@ func reconnects(nc *nats.Conn) uint64 { return nc.Stats().Reconnects }
 // ConnStats implements ConnReporter.
 func (p *natsPublisher) ConnStats() ConnStats { return p.watch.log.stats() }
 
+// natsPubSubjects lists a publisher's subjects by topic and value.
+func natsPubSubjects(s PubSpec) [][]string {
+	f := s.Case.Factors
+	topics := []int{s.Topic}
+	if f.TopicRoundRobin {
+		topics = make([]int, f.Topics)
+		for t := range topics {
+			topics[t] = t
+		}
+	}
+	out := make([][]string, len(topics))
+	for i, t := range topics {
+		n := f.MessageValues()
+		out[i] = make([]string, n)
+		for v := range out[i] {
+			val := v
+			if n == 1 && !f.Filtered() {
+				val = -1
+			}
+			out[i][v] = natsSubjectFor(s.Case.Prefix, f, t, val)
+		}
+	}
+	return out
+}
+
 func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
-	subj := p.subjects[max(m.Sel, 0)]
+	ti := 0
+	if p.allTopic {
+		ti = m.Topic
+	}
+	subj := p.subjects[ti][max(m.Sel, 0)]
 	if p.js != nil {
 		return p.publishJS(ctx, subj, m.Body)
 	}

@@ -95,8 +95,14 @@ func (d *stompDriver) Supports(f scenario.Factors) error {
 	if f.Size < 0 {
 		return bad("negative body size %d", f.Size)
 	}
+	if why := filterUnsupported("artemis", f); why != "" {
+		return bad("%s", why)
+	}
 	return nil
 }
+
+// FilterMechanism implements FilterMechanism.
+func (d *stompDriver) FilterMechanism(f scenario.Factors) string { return stompFilterMechanism(f) }
 
 // Mechanism implements Driver.
 func (d *stompDriver) Mechanism(f scenario.Factors) string {
@@ -126,6 +132,12 @@ func (d *stompDriver) Mechanism(f scenario.Factors) string {
 	fmt.Fprintf(&b, "; consumer-window-size %d bytes, ACK also at half of it", stompWindowBytes)
 	if f.Selector {
 		b.WriteString("; selector = SEND header sel:<0..99>, SUBSCRIBE selector:convert_string_expressions:sel >= a AND sel < b (STOMP headers are strings)")
+	}
+	if f.Filtered() {
+		b.WriteString("; " + stompFilterMechanism(f))
+	}
+	if f.TopicRoundRobin {
+		b.WriteString("; each publisher sends to every topic's address in turn")
 	}
 	return b.String()
 }

@@ -35,6 +35,8 @@ type stompPub struct {
 	link    *stompLink
 	last    *stompConn // the connection of the latest send
 	prefix  []byte     // "SEND\n" + fixed headers
+	prefixT [][]byte   // round robin: the prefix of each topic
+	filt    [][]byte   // filter cases: the filter header lines of each value
 	window  uint64
 	every   uint64
 	sent    uint64
@@ -70,6 +72,18 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 		window: uint64(s.Window),
 		every:  uint64(stompReceiptEvery(s.Window)),
 		wake:   make(chan struct{}, 1),
+	}
+	f := s.Case.Factors
+	if f.TopicRoundRobin {
+		for t := 0; t < f.Topics; t++ {
+			p.prefixT = append(p.prefixT, sendPrefix(stompTopic(s.Case, t), f.Delivery == scenario.Persistent))
+		}
+	}
+	if f.Filtered() {
+		p.filt = make([][]byte, f.Values)
+		for v := range p.filt {
+			p.filt[v] = stompFilterHeaders(f, v)
+		}
 	}
 	return p, nil
 }
@@ -124,6 +138,21 @@ var nul = []byte{0}
 
 // Publish implements Publisher.
 func (p *stompPub) Publish(ctx context.Context, m Message) error {
+	prefix, sel := p.prefix, m.Sel
+	if p.prefixT != nil {
+		if m.Topic < 0 || m.Topic >= len(p.prefixT) {
+			return fmt.Errorf("publish: topic %d outside 0..%d", m.Topic, len(p.prefixT)-1)
+		}
+		prefix = p.prefixT[m.Topic]
+	}
+	var filt []byte
+	if p.filt != nil {
+		if sel < 0 || sel >= len(p.filt) {
+			return fmt.Errorf("publish: filter value %d outside 0..%d", sel, len(p.filt)-1)
+		}
+		filt = p.filt[sel]
+		sel = -1 // the filter headers replace the selector's sel header
+	}
 	for {
 		c, err := p.conn(ctx)
 		if err != nil {
@@ -145,8 +174,8 @@ func (p *stompPub) Publish(ctx context.Context, m Message) error {
 				continue // c failed before anything was written
 			}
 		}
-		p.num = appendSendHeaders(p.num[:0], m.Sel, len(m.Body), rseq)
-		err = c.writeRaw(p.prefix, p.num, m.Body, nul)
+		p.num = appendSendHeaders(append(p.num[:0], filt...), sel, len(m.Body), rseq)
+		err = c.writeRaw(prefix, p.num, m.Body, nul)
 		if errors.Is(err, errNotSent) {
 			continue
 		}

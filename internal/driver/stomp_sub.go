@@ -55,6 +55,9 @@ func subscribeFrame(s SubSpec, pol stompAckPolicy) *frame.Frame {
 	if s.Case.Factors.Selector {
 		f.Header.Add("selector", stompSelector(s.SelectFrom, s.SelectTo))
 	}
+	if s.Case.Factors.Filtered() && len(s.FilterValues) > 0 {
+		f.Header.Add("selector", stompFilterSelector(s.Case.Factors, s.FilterValues))
+	}
 	return f
 }
 
@@ -107,6 +110,9 @@ func (d *stompDriver) Subscriber(ctx context.Context, s SubSpec, h Handler) (Sub
 	if f.Selector && !(0 <= s.SelectFrom && s.SelectFrom < s.SelectTo && s.SelectTo <= scenario.SelectorValues) {
 		return nil, fmt.Errorf("subscriber %d: selector range [%d, %d) outside 0..%d",
 			s.ID, s.SelectFrom, s.SelectTo, scenario.SelectorValues)
+	}
+	if f.Filtered() && len(s.FilterValues) == 0 {
+		return nil, fmt.Errorf("subscriber %d: filter case without filter values", s.ID)
 	}
 	sub := &stompSub{
 		spec:    s,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,8 +59,15 @@ func runFaultCases(t *testing.T, brokerName, cases string) map[string]int {
 			assert.Greater(t, f.EndS, f.StartS, "case %s fault %s", r.CaseID, f.Kind)
 		}
 		assert.NotEmpty(t, r.Audit)
+		// What must hold for any broker: durable subscriptions lose nothing
+		// (or cannot tell yet), deliveries are intact, clients come back.
+		// Duplicates are reported, not asserted: they are findings.
 		for _, c := range r.Audit {
-			assert.NotEqual(t, audit.Fails, c.Verdict, "case %s on %s: %s: %s", r.CaseID, brokerName, c.Promise, c.Observed)
+			t.Logf("case %s on %s: %s: %s: %s", r.CaseID, brokerName, c.Verdict, c.Promise, c.Observed)
+			if strings.HasPrefix(c.Promise, "durable subscription") || strings.HasPrefix(c.Promise, "every delivery") ||
+				strings.HasPrefix(c.Promise, "clients come back") {
+				assert.NotEqual(t, audit.Fails, c.Verdict, "case %s on %s: %s: %s", r.CaseID, brokerName, c.Promise, c.Observed)
+			}
 		}
 	}
 	return idx

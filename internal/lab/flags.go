@@ -11,8 +11,8 @@ import (
 // here clients and broker share one machine, so the flags say when the
 // machine, and which side of it, bounded the numbers.
 const (
-	machineSaturated = 0.90 // client+broker CPU as a share of all cores
-	clientHigh       = 0.60 // client CPU as a share of all cores
+	machineSaturated = 0.90                   // client+broker CPU as a share of all cores
+	clientHigh       = results.ClientMaxShare // client CPU as a share of all cores
 )
 
 // flagsFor lists reasons a reader should not take a record's numbers at
@@ -60,6 +60,9 @@ func flagsFor(r *results.Record) []string {
 			flags = append(flags, "no-deliveries-in-window: throughput and latency are not measured")
 		}
 	}
+	if t := r.Throughput; t != nil && r.Settings.Capacity && !t.Saturation.Saturated && !t.Saturation.ClientBound {
+		flags = append(flags, "not-saturated: not a capacity measurement: "+t.Saturation.Why)
+	}
 	if r.Network.Path == "loopback" {
 		flags = append(flags, "loopback: no emulating router on the path (not root)")
 	}
@@ -75,6 +78,15 @@ func progressLine(r *results.Record) string {
 	res := r.Result
 	s := fmt.Sprintf("%s: pub %.1f msg/s, sub %.1f msg/s, latency mean %.2f ms p99 %.2f ms, lost %d dup %d",
 		head, res.PubTput, res.SubTput, res.Latency.MeanMs, res.Latency.P99Ms, res.Counts.Lost, res.Counts.Duplicated)
+	if t := r.Throughput; t != nil && (r.Settings.Capacity || r.Factors.Filtered()) {
+		s += fmt.Sprintf(", r %.2f", t.Replication)
+		if r.Filter != nil {
+			s += fmt.Sprintf(" (design %.4g, n_fltr %d)", r.Filter.RExpected, r.Filter.NFilters)
+		}
+		if r.Resources != nil {
+			s += fmt.Sprintf(", broker %.2f cores", r.Resources.BrokerCPUPct/100)
+		}
+	}
 	for _, f := range res.Faults {
 		s += fmt.Sprintf("; %s at %.1f-%.1f s", f.Kind, f.StartS, f.EndS)
 		if f.Backlog > 0 {

@@ -86,3 +86,40 @@ func TestPublishWindowFollowsTheLink(t *testing.T) {
 	c.PublishWindow = 7
 	assert.Equal(t, 7, wifi.publishWindow(c), "the scenario's window wins")
 }
+
+func TestNotSaturatedFlagOnCapacityCases(t *testing.T) {
+	r := record(50, 50, true, 0)
+	r.Settings.Capacity = true
+	r.Throughput = results.ThroughputOf(r)
+	assert.Equal(t, []string{"not-saturated"}, flagNames(flagsFor(r)), "machine half idle")
+	r = record(90, 100, true, 0)
+	r.Settings.Capacity = true
+	r.Throughput = results.ThroughputOf(r)
+	assert.Equal(t, []string{"cpu-saturated"}, flagNames(flagsFor(r)), "broker one core, machine busy: a capacity run")
+	r = record(50, 50, true, 0)
+	r.Throughput = results.ThroughputOf(r)
+	assert.Empty(t, flagsFor(r), "not a capacity case: no flag")
+}
+
+func TestMakePlanHonoursCaseBrokers(t *testing.T) {
+	prop := scenario.Defaults()
+	prop.ID, prop.Brokers = "prop", []string{"artemis"}
+	prop.Filter, prop.FilterForm, prop.Values, prop.Matching = scenario.FilterProperty, scenario.FormSimple, 1, 1
+	subj := prop
+	subj.ID, subj.Brokers, subj.Filter = "subj", []string{"nats"}, scenario.FilterSubject
+	s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{"nats", "artemis"}, Networks: []string{"wireline"}, Reps: 1,
+		Cases: []scenario.Case{prop, subj}}
+	p, err := MakePlan(s, Options{})
+	assert.NoError(t, err)
+	assert.Equal(t, 2, p.Units(), "each case on its broker only")
+	_, err = MakePlan(s, Options{Brokers: []string{"nats"}, Cases: func(id string) bool { return id == "prop" }})
+	assert.ErrorContains(t, err, "no case of t.yaml runs on nats")
+	prop.Brokers = nil // a property filter on NATS is refused with the reason
+	s.Cases = []scenario.Case{prop}
+	_, err = MakePlan(s, Options{Brokers: []string{"nats"}})
+	assert.ErrorContains(t, err, "routes by subject only")
+	prop.Brokers = []string{"rabbit"}
+	s.Cases = []scenario.Case{prop}
+	_, err = MakePlan(s, Options{})
+	assert.ErrorContains(t, err, `unknown broker "rabbit"`)
+}

@@ -22,7 +22,9 @@ type pubState struct {
 	conn         driver.Publisher
 	sent         atomic.Int64
 	sentInWindow int64
-	bySel        [scenario.SelectorValues]atomic.Int64 // messages sent per selector value (index 0 without selector)
+	// sentTo counts messages sent per topic and filtered value (selector
+	// or filter value; index 0 when the case has neither).
+	sentTo [][]atomic.Int64
 }
 
 // publishLoop sends until stop is set: saturating (no think time) or, with
@@ -55,9 +57,13 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 		}
 		seq++
 		sel := -1
-		if c.Selector {
+		switch {
+		case c.Selector:
 			sel = p.rng.IntN(scenario.SelectorValues)
+		case c.Filtered():
+			sel = c.ValueOfMessage(p.id, seq)
 		}
+		topic := c.TopicOfMessage(p.id, seq)
 		// A fresh buffer per message unless the driver copies it: drivers
 		// may keep the body after Publish returns (async PubAcks, STOMP
 		// writer goroutines).
@@ -66,7 +72,7 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 		}
 		b := p.enc.Encode(buf, body.Stamp{Publisher: uint32(p.id), Seq: seq, SentNanos: sentAt, Sel: int16(sel)})
 		buf = b
-		if err := p.conn.Publish(ctx, driver.Message{Body: b, Sel: sel}); err != nil {
+		if err := p.conn.Publish(ctx, driver.Message{Body: b, Sel: sel, Topic: topic}); err != nil {
 			if ctx.Err() == nil {
 				r.noteErr(err)
 				r.publishErrors.Add(1)
@@ -74,7 +80,7 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 			return
 		}
 		p.sent.Add(1)
-		p.bySel[max(sel, 0)].Add(1)
+		p.sentTo[topic][max(sel, 0)].Add(1)
 		if sentAt >= r.windowStart && sentAt < r.windowEnd {
 			p.sentInWindow++
 		}
@@ -88,9 +94,12 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 // subState is one subscriber's accounting, guarded by mu (a driver may
 // deliver from several goroutines).
 type subState struct {
-	id, topic      int
-	selFrom, selTo int
-	conn           driver.Subscriber
+	id, topic int
+	// accept[v] tells whether the subscriber's filter or selector selects
+	// value v; nil: every message of its topic.
+	accept []bool
+	conn   driver.Subscriber
+	spec   driver.SubSpec // to subscribe again after a subscriber-disconnect
 
 	mu           sync.Mutex
 	trackers     []*seqTracker // per publisher
@@ -107,6 +116,14 @@ type subState struct {
 	marks, backlog, lastBacklog []int64
 }
 
+// accepts tells whether s is due messages with filtered value v.
+func (s *subState) accepts(v int) bool {
+	if s.accept == nil {
+		return true
+	}
+	return v >= 0 && v < len(s.accept) && s.accept[v]
+}
+
 // deliver accounts for one delivery to s.
 func (r *run) deliver(s *subState, d driver.Delivery) {
 	t := now()
@@ -118,9 +135,7 @@ func (r *run) deliver(s *subState, d driver.Delivery) {
 		return
 	}
 	pub := int(st.Publisher)
-	sel := int(st.Sel)
-	if pub >= len(s.trackers) || r.pubs[pub].topic != s.topic ||
-		(r.cfg.Case.Selector && (sel < s.selFrom || sel >= s.selTo)) {
+	if pub >= len(s.trackers) || r.cfg.Case.TopicOfMessage(pub, st.Seq) != s.topic || !s.accepts(int(st.Sel)) {
 		s.unexpected++
 		return
 	}

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,17 +74,24 @@ func TestLinkFaultWithoutInjectorIsRefused(t *testing.T) {
 
 // fakeInjector records what it was asked to do.
 type fakeInjector struct {
+	mu    sync.Mutex
 	calls []string
 	can   error
 }
 
+func (f *fakeInjector) note(call string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+}
+
 func (f *fakeInjector) Can(scenario.FaultKind) error { return f.can }
 func (f *fakeInjector) LinkLoss(p float64) (string, error) {
-	f.calls = append(f.calls, "loss")
+	f.note("loss")
 	return "", nil
 }
 func (f *fakeInjector) LinkRestore() (string, error) {
-	f.calls = append(f.calls, "restore")
+	f.note("restore")
 	return "restored", nil
 }
 func (f *fakeInjector) BrokerKill() error                   { return errors.New("not here") }

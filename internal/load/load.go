@@ -170,14 +170,35 @@ func (r *run) connect(ctx context.Context) error {
 	f := c.Factors
 	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), 1))
 	r.subs = make([]*subState, f.Subscribers)
+	nValues := f.MessageValues()
 	for j := range r.subs {
 		s := &subState{id: j, topic: f.TopicOfSubscriber(j), trackers: make([]*seqTracker, f.Publishers),
-			hist: metrics.NewHistogram(), selFrom: 0, selTo: scenario.SelectorValues,
+			hist:  metrics.NewHistogram(),
 			marks: make([]int64, len(c.Faults)), backlog: make([]int64, len(c.Faults)), lastBacklog: make([]int64, len(c.Faults))}
-		if f.Selector {
-			s.selFrom = rng.IntN(scenario.SelectorValues - scenario.SelectorSpan + 1)
-			s.selTo = s.selFrom + scenario.SelectorSpan
+		spec := driver.SubSpec{Case: r.cs, ID: j, Topic: s.topic,
+			AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
+		switch {
+		case f.Selector:
+			spec.SelectFrom = rng.IntN(scenario.SelectorValues - scenario.SelectorSpan + 1)
+			spec.SelectTo = spec.SelectFrom + scenario.SelectorSpan
+			s.accept = make([]bool, nValues)
+			for v := spec.SelectFrom; v < spec.SelectTo; v++ {
+				s.accept[v] = true
+			}
+		case f.Filtered():
+			spec.FilterValues = f.SubscriberFilterValues(j)
+			s.accept = make([]bool, nValues)
+			for _, v := range spec.FilterValues {
+				if v < nValues { // values no message carries match nothing
+					s.accept[v] = true
+				}
+			}
 		}
+		if f.Subscription == scenario.Durable {
+			spec.DurableName = c.DurableNameFor(r.cfg.Prefix, j)
+			spec.ClientID = c.ClientIDFor(r.cfg.Prefix, j)
+		}
+		s.spec = spec
 		r.subs[j] = s
 	}
 	r.pubs = make([]*pubState, f.Publishers)
@@ -187,7 +208,11 @@ func (r *run) connect(ctx context.Context) error {
 			return err
 		}
 		r.pubs[i] = &pubState{id: i, topic: f.TopicOfPublisher(i), enc: enc,
-			rng: rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(1000+i)))}
+			rng:    rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(1000+i))),
+			sentTo: make([][]atomic.Int64, f.Topics)}
+		for t := range r.pubs[i].sentTo {
+			r.pubs[i].sentTo[t] = make([]atomic.Int64, nValues)
+		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.ConnectParallel)
@@ -216,14 +241,7 @@ func (r *run) connect(ctx context.Context) error {
 // fault: same durable name and client id, so a durable subscription gets
 // its backlog).
 func (r *run) subscribe(ctx context.Context, s *subState) error {
-	c := r.cfg.Case
-	spec := driver.SubSpec{Case: r.cs, ID: s.id, Topic: s.topic, SelectFrom: s.selFrom, SelectTo: s.selTo,
-		AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
-	if c.Subscription == scenario.Durable {
-		spec.DurableName = c.DurableNameFor(r.cfg.Prefix, s.id)
-		spec.ClientID = c.ClientIDFor(r.cfg.Prefix, s.id)
-	}
-	sub, err := r.cfg.Driver.Subscriber(ctx, spec, func(d driver.Delivery) { r.deliver(s, d) })
+	sub, err := r.cfg.Driver.Subscriber(ctx, s.spec, func(d driver.Delivery) { r.deliver(s, d) })
 	if err != nil {
 		return fmt.Errorf("subscriber %d: %w", s.id, err)
 	}
@@ -328,7 +346,8 @@ func (r *run) received() int64 {
 }
 
 // expected deliveries: each subscriber is due every message of its topic
-// whose selector value it selects. Valid once publishers have stopped.
+// whose selector or filter value it selects. Valid once publishers have
+// stopped.
 func (r *run) expected() int64 {
 	var n int64
 	for _, s := range r.subs {
@@ -340,11 +359,11 @@ func (r *run) expected() int64 {
 func (r *run) expectedFor(s *subState) int64 {
 	var n int64
 	for _, p := range r.pubs {
-		if p.topic != s.topic {
-			continue
-		}
-		for v := s.selFrom; v < s.selTo; v++ {
-			n += p.bySel[v].Load()
+		counts := p.sentTo[s.topic]
+		for v := range counts {
+			if s.accepts(v) {
+				n += counts[v].Load()
+			}
 		}
 	}
 	return n

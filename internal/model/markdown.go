@@ -51,7 +51,7 @@ func WriteFitMarkdown(w io.Writer, r Report) error {
 	}
 	p("Times in µs ± one standard error. rel. RMS and max: root mean square and largest error of the model's 1/B (the received throughput at capacity) relative to the measured one.\n")
 	for _, g := range r.Groups {
-		p("\n## %s over %s\n\n", g.Broker, orDash(g.Network))
+		p("\n## %s over %s%s\n\n", g.Broker, orDash(g.Network), filterTitle(g.Filter))
 		p("%d observations", g.N)
 		if g.BrokerCPU > 0 {
 			p(", broker CPU %.0f %% of one core on average", 100*g.BrokerCPU)
@@ -94,8 +94,27 @@ func WriteFitMarkdown(w io.Writer, r Report) error {
 			}
 		}
 	}
+	writeSkippedRuns(p, r.SkippedRuns)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maxSkippedListed bounds the list of skipped runs in the markdown (the
+// JSON has them all).
+const maxSkippedListed = 60
+
+func writeSkippedRuns(p func(string, ...any), skips []Skip) {
+	if len(skips) == 0 {
+		return
+	}
+	p("\n## Runs left out\n\n| run | reason | detail |\n|---|---|---|\n")
+	for i, s := range skips {
+		if i == maxSkippedListed {
+			p("| … | %d more (all in --format json) | |\n", len(skips)-maxSkippedListed)
+			break
+		}
+		p("| %s | %s | %s |\n", s.Source, s.Reason, strings.ReplaceAll(s.Detail, "|", "/"))
+	}
 }
 
 // costs says in words what a message, a filter and a copy cost.
@@ -154,6 +173,19 @@ func publishedFor(form string) string {
 	return fmt.Sprintf("\nPublished for comparison (2005 hardware and JMS servers, not this broker):\n\n%s\n", strings.Join(s, "\n"))
 }
 
+// filterTitle names a group's filter kind in its heading.
+func filterTitle(kind string) string {
+	switch kind {
+	case "":
+		return ""
+	case "none":
+		return ", no filters"
+	case "selector":
+		return ", selector (20-of-100 range)"
+	}
+	return ", " + kind + " filters"
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -187,6 +219,45 @@ func WritePredictionsMarkdown(w io.Writer, ps []LabeledPrediction) error {
 			val(p.Dispatched, p.DispatchedStdErr, p.HasStdErr, "%.1f"), val(p.Overall, p.OverallStdErr, p.HasStdErr, "%.1f"))
 	}
 	b.WriteString("\nreceived = 1/B, dispatched = r/B, overall = (1+r)/B (the papers' overall throughput). ± is one standard error from the fit's parameter covariance (delta method); published parameters carry none.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCostSummary prints one row per broker, network and filter kind:
+// what a received message, a filter and a dispatched copy cost by the
+// fiorano form (t_rcv, t_fltr, t_tx, the papers' Equation 1), with its fit
+// quality, and which form fitted best.
+func WriteCostSummary(w io.Writer, r Report) error {
+	var b strings.Builder
+	what := "broker time per message at capacity (B = 1/received throughput)"
+	if r.Response == Demand {
+		what = "broker CPU per message (B = broker CPU s / received message)"
+	}
+	fmt.Fprintf(&b, "Costs in µs ± one standard error, %s, fiorano form B = t_rcv + n_fltr·t_fltr + r·t_tx:\n\n", what)
+	b.WriteString("| broker | network | filters | runs | message t_rcv | filter t_fltr | subscriber t_tx | R² | rel. RMS | best form |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, g := range r.Groups {
+		var fio *FitReport
+		for i := range g.Fits {
+			if g.Fits[i].Form == "fiorano" {
+				fio = &g.Fits[i]
+			}
+		}
+		head := fmt.Sprintf("| %s | %s | %s | %d |", g.Broker, orDash(g.Network), orDash(g.Filter), g.N)
+		if fio == nil || fio.Error != "" {
+			why := "not fitted"
+			if fio != nil {
+				why = "refused: " + strings.ReplaceAll(fio.Error, "|", "/")
+			}
+			fmt.Fprintf(&b, "%s %s | | | | | %s |\n", head, why, orDash(g.Best))
+			continue
+		}
+		ps := map[string]Param{}
+		for _, p := range fio.Params {
+			ps[p.Symbol] = p
+		}
+		fmt.Fprintf(&b, "%s %s | %s | %s | %.3f | %.1f %% | %s |\n", head, usPM(ps["t_rcv"]), usPM(ps["t_fltr"]), usPM(ps["t_tx"]),
+			fio.R2, 100*fio.RelRMS, orDash(g.Best))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

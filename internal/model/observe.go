@@ -22,7 +22,13 @@ type Observation struct {
 	BrokerCPU float64 `json:"broker_cpu,omitempty"`
 	Broker    string  `json:"broker"`
 	Network   string  `json:"network,omitempty"`
-	Source    string  `json:"source"` // where it came from, e.g. run/case/rep
+	// Filter is the filter kind (record filter.kind: subject, property,
+	// header, selector, none; "" for records without a filter block):
+	// filters of different kinds cost differently, so they are fitted apart.
+	Filter string `json:"filter,omitempty"`
+	// Record is the record the observation came from (for figures).
+	Record *results.Record `json:"-"`
+	Source string          `json:"source"` // where it came from, e.g. run/case/rep
 }
 
 // Point is where the observation sits in the model's domain.
@@ -50,10 +56,35 @@ func (o Observation) ServiceTime(resp Response) (float64, error) {
 }
 
 // FilterCount reads the number of filters of a record; ok is false when
-// the record does not say. pslab records carry no filter count of their
-// own yet, so the caller decides where it comes from (FiltersFromName,
-// FiltersFromSelector, or a record field once there is one).
+// the record does not say. FiltersFromRecord reads the record's own filter
+// block; FiltersFromName and FiltersFromSelector serve records written
+// before it existed or designs it does not describe.
 type FilterCount func(results.Record) (n int, ok bool)
+
+// FiltersFromRecord reads n_fltr from the record's filter block.
+func FiltersFromRecord(r results.Record) (int, bool) {
+	if r.Filter == nil {
+		return 0, false
+	}
+	return r.Filter.NFilters, true
+}
+
+// DistinctFromRecord reads n_diff from the record's filter block.
+func DistinctFromRecord(r results.Record) (int, bool) {
+	if r.Filter == nil {
+		return 0, false
+	}
+	return r.Filter.NDistinct, true
+}
+
+// FiltersAuto reads the record's filter block and falls back to
+// FiltersFromSelector for records written before it existed.
+func FiltersAuto(r results.Record) (int, bool) {
+	if n, ok := FiltersFromRecord(r); ok {
+		return n, true
+	}
+	return FiltersFromSelector(r)
+}
 
 // FiltersFromName reads "key=N" from the record's case name, e.g. key
 // "filters" in "filters=40 subscribers=10" as `pslab sweep` names cases.
@@ -123,12 +154,18 @@ const (
 	SkipNoDeliveries = "no-deliveries"   // deliveries were due but none arrived in the window: r unknown
 	SkipNoCPU        = "no-broker-cpu"   // demand response without broker CPU samples
 	SkipLowCPU       = "broker-cpu-low"  // below BuildOptions.MinBrokerCPU
+	SkipNotSaturated = "not-saturated"   // capacity response: the broker was not the bottleneck (results.SaturationOf)
 )
 
 // FromRecords turns records into observations: received = result.pub_tput,
 // dispatched = result.sub_tput, r = dispatched/received, n_fltr from
 // filters. Records that cannot stand for the broker's capacity are left
-// out and listed with the reason, never patched up.
+// out and listed with the reason, never patched up. Under the Capacity
+// response that includes every run the capacity rule
+// (results.SaturationOf) does not call saturated: client-bound, machine
+// not busy, broker under 0.8 core. Under Demand those are kept: CPU
+// seconds per message are measured whether or not the broker was the
+// bottleneck.
 func FromRecords(recs []results.Record, filters FilterCount, opt BuildOptions) ([]Observation, []Skip, error) {
 	if filters == nil {
 		return nil, nil, fmt.Errorf("no filter count: pslab records carry no number of filters; say where it comes from (e.g. the case name)")
@@ -138,14 +175,15 @@ func FromRecords(recs []results.Record, filters FilterCount, opt BuildOptions) (
 	}
 	var obs []Observation
 	var skips []Skip
-	for _, r := range recs {
+	for i := range recs {
+		r := recs[i]
 		src := fmt.Sprintf("%s/case %s/rep %d", r.RunID, r.CaseID, r.Rep)
 		skip := func(reason, detail string) { skips = append(skips, Skip{Source: src, Reason: reason, Detail: detail}) }
 		if r.Error != "" || r.Result == nil {
 			skip(SkipFailed, r.Error)
 			continue
 		}
-		if f := flagged(r.Flags, "client-bound"); f != "" {
+		if f := flagged(r.Flags, "client-bound"); f != "" && opt.Response == Capacity {
 			skip(SkipClientBound, f)
 			continue
 		}
@@ -167,10 +205,24 @@ func FromRecords(recs []results.Record, filters FilterCount, opt BuildOptions) (
 			skip(SkipNoDeliveries, fmt.Sprintf("%d deliveries expected", c.Expected))
 			continue
 		}
+		if opt.Response == Capacity {
+			sat := results.SaturationOf(r.Resources)
+			if sat.ClientBound {
+				skip(SkipClientBound, sat.Why)
+				continue
+			}
+			if !sat.Saturated {
+				skip(SkipNotSaturated, sat.Why)
+				continue
+			}
+		}
 		o := Observation{
 			NFilters: float64(nf), R: res.SubTput / res.PubTput,
 			ReceivedPerSec: res.PubTput, DispatchedPerSec: res.SubTput,
-			Broker: r.Broker, Network: r.Network.Profile, Source: src,
+			Broker: r.Broker, Network: r.Network.Profile, Source: src, Record: &recs[i],
+		}
+		if r.Filter != nil {
+			o.Filter = r.Filter.Kind
 		}
 		if r.Resources != nil {
 			o.BrokerCPU = r.Resources.BrokerCPUPct / 100

@@ -14,7 +14,7 @@ func rec(name string, pub, sub float64) results.Record {
 		Network:   results.Network{Profile: "wireline", Backend: "none"},
 		Factors:   scenario.Factors{Publishers: 5, Subscribers: 10, Topics: 1},
 		Result:    &load.Result{PubTput: pub, SubTput: sub, Counts: load.Counts{ReceivedInWindow: 10, Expected: 10}},
-		Resources: &results.Resources{BrokerCPUPct: 95, Cores: 2},
+		Resources: &results.Resources{BrokerCPUPct: 95, ClientCPUPct: 90, Cores: 2},
 	}
 }
 
@@ -109,5 +109,60 @@ func TestFromRecords(t *testing.T) {
 		BuildOptions{Distinct: FiltersFromName("subscribers")})
 	if obs[0].NDistinct != 10 {
 		t.Errorf("distinct %g", obs[0].NDistinct)
+	}
+}
+
+func TestFromRecordsReadsFilterBlock(t *testing.T) {
+	r := rec("no count in the name", 1000, 2000)
+	r.Factors = scenario.Factors{Publishers: 5, Subscribers: 12, Topics: 1, Filter: scenario.FilterSubject,
+		FilterForm: scenario.FormSimple, Values: 1, Matching: 2, ExtraFilters: 10, ExtraValues: scenario.ExtraSame}
+	r.Filter = results.FilterInfoOf(r.Factors, "subjects")
+	old := rec("filters=3", 1000, 1000) // written before the filter block
+	obs, skips, err := FromRecords([]results.Record{r, old}, FiltersFromRecord, BuildOptions{Distinct: DistinctFromRecord})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs) != 1 || obs[0].NFilters != 12 || obs[0].NDistinct != 2 || obs[0].R != 2 {
+		t.Fatalf("observations %+v", obs)
+	}
+	if len(skips) != 1 || skips[0].Reason != SkipNoFilters {
+		t.Errorf("skips %+v", skips)
+	}
+	// auto falls back to the selector rule for old records (no selector: 0 filters)
+	if n, ok := FiltersAuto(old); !ok || n != 0 {
+		t.Errorf("auto on an old record: %d %v", n, ok)
+	}
+	if n, ok := FiltersAuto(r); !ok || n != 12 {
+		t.Errorf("auto on a new record: %d %v", n, ok)
+	}
+}
+
+func TestCapacityNeedsSaturation(t *testing.T) {
+	busy := rec("filters=10", 1000, 1000) // broker 0.95 + client 0.90 of 2 cores
+	idleMachine := rec("filters=10", 1000, 1000)
+	idleMachine.Resources.ClientCPUPct = 40
+	smallBroker := rec("filters=10", 1000, 1000)
+	smallBroker.Resources.BrokerCPUPct, smallBroker.Resources.ClientCPUPct = 60, 119
+	clientHeavy := rec("filters=10", 1000, 1000) // not flagged, but over 60 % by the rule
+	clientHeavy.Resources.BrokerCPUPct, clientHeavy.Resources.ClientCPUPct = 60, 130
+	recs := []results.Record{busy, idleMachine, smallBroker, clientHeavy}
+	obs, skips, _ := FromRecords(recs, FiltersFromName("filters"), BuildOptions{})
+	if len(obs) != 1 {
+		t.Fatalf("capacity kept %d runs, want only the saturated one; skips %+v", len(obs), skips)
+	}
+	got := map[string]int{}
+	for _, s := range skips {
+		got[s.Reason]++
+		if s.Detail == "" {
+			t.Errorf("skip without a reason: %+v", s)
+		}
+	}
+	if got[SkipNotSaturated] != 2 || got[SkipClientBound] != 1 {
+		t.Errorf("skips %v", got)
+	}
+	// Demand keeps them all: CPU per message needs no saturation.
+	obs, _, _ = FromRecords(recs, FiltersFromName("filters"), BuildOptions{Response: Demand})
+	if len(obs) != 4 {
+		t.Errorf("demand kept %d of 4", len(obs))
 	}
 }

@@ -14,13 +14,16 @@ type Report struct {
 	Sources   []string      `json:"sources"`
 	Records   int           `json:"records"`
 	Skipped   []ReasonCount `json:"skipped"`
-	Groups    []GroupReport `json:"groups"`
+	// SkippedRuns lists every record left out, with the reason.
+	SkippedRuns []Skip        `json:"skipped_runs,omitempty"`
+	Groups      []GroupReport `json:"groups"`
 }
 
 // GroupReport is one broker over one network.
 type GroupReport struct {
 	Broker    string      `json:"broker"`
 	Network   string      `json:"network"`
+	Filter    string      `json:"filter,omitempty"`
 	N         int         `json:"n"`
 	BrokerCPU float64     `json:"mean_broker_cpu,omitempty"` // mean over the observations, cores
 	Best      string      `json:"best,omitempty"`
@@ -51,7 +54,7 @@ type FitReport struct {
 
 // NewGroupReport summarises a fitted group.
 func NewGroupReport(g Group) GroupReport {
-	gr := GroupReport{Broker: g.Broker, Network: g.Network, N: len(g.Obs), Best: g.Best, Criterion: g.Criterion, Why: g.Why}
+	gr := GroupReport{Broker: g.Broker, Network: g.Network, Filter: g.Filter, N: len(g.Obs), Best: g.Best, Criterion: g.Criterion, Why: g.Why}
 	for _, o := range g.Obs {
 		gr.BrokerCPU += o.BrokerCPU / float64(len(g.Obs))
 	}

@@ -76,3 +76,33 @@ func TestParseTime(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteCostSummary(t *testing.T) {
+	var obs []Observation
+	for _, r := range []float64{1, 5, 20} {
+		for _, n := range []float64{5, 20, 80} {
+			b := 2e-6 + (n+r)*0.5e-6 + r*1e-6
+			obs = append(obs, Observation{NFilters: n + r, R: r, ReceivedPerSec: 1 / b, DispatchedPerSec: r / b,
+				Broker: "artemis", Network: "wireline", Filter: "property"})
+		}
+	}
+	var forms []Form
+	for _, n := range FormNames {
+		f, _ := NewForm(n, nil)
+		forms = append(forms, f)
+	}
+	rep := Report{Response: Capacity}
+	for _, g := range FitGroups(obs, forms, FitOptions{}) {
+		rep.Groups = append(rep.Groups, NewGroupReport(g))
+	}
+	var b strings.Builder
+	if err := WriteCostSummary(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"| artemis | wireline | property | 9 | 2 ", "| 0.5 ", "| 1 ", "| 1.000 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -19,6 +19,7 @@ type Candidate struct {
 // Group is the observations of one broker over one network, with the fits.
 type Group struct {
 	Broker, Network string
+	Filter          string // filter kind of the observations
 	Obs             []Observation
 	Fits            []Candidate
 	Best            string // lowest criterion among the fitted forms; "" when none fitted
@@ -26,18 +27,20 @@ type Group struct {
 	Why             string // how Best was chosen, in words
 }
 
-// GroupObservations splits observations by broker and network: a model
-// describes one broker, and runs over different links are not comparable.
+// GroupObservations splits observations by broker, network and filter
+// kind: a model describes one broker, runs over different links are not
+// comparable, and filter kinds cost differently (paper 000: application
+// property filters cost twice correlation-id filters).
 func GroupObservations(obs []Observation) []Group {
-	idx := map[[2]string]int{}
+	idx := map[[3]string]int{}
 	var out []Group
 	for _, o := range obs {
-		k := [2]string{o.Broker, o.Network}
+		k := [3]string{o.Broker, o.Network, o.Filter}
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, Group{Broker: o.Broker, Network: o.Network})
+			out = append(out, Group{Broker: o.Broker, Network: o.Network, Filter: o.Filter})
 		}
 		out[i].Obs = append(out[i].Obs, o)
 	}
@@ -45,7 +48,10 @@ func GroupObservations(obs []Observation) []Group {
 		if out[i].Broker != out[j].Broker {
 			return out[i].Broker < out[j].Broker
 		}
-		return out[i].Network < out[j].Network
+		if out[i].Network != out[j].Network {
+			return out[i].Network < out[j].Network
+		}
+		return out[i].Filter < out[j].Filter
 	})
 	return out
 }

@@ -42,7 +42,12 @@ type Record struct {
 	// Measured (absent when Error is set before measuring).
 	Result    *load.Result `json:"result,omitempty"`
 	Resources *Resources   `json:"resources,omitempty"`
-	Flags     []string     `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
+	// Throughput: received, dispatched, overall, replication grade and the
+	// saturation verdict (absent when nothing was measured).
+	Throughput *Throughput `json:"throughput,omitempty"`
+	// Filter: kind, n_fltr, n_diff, expected r and the broker mechanism.
+	Filter *FilterInfo `json:"filter,omitempty"`
+	Flags  []string    `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
 	// Audit checks the delivery guarantees of the case's combination
 	// against its counts, under its faults.
 	Audit []audit.Check      `json:"audit,omitempty"`
@@ -66,6 +71,8 @@ type Settings struct {
 	PublishWindow int     `json:"publish_window"`
 	AckEvery      int     `json:"ack_every"`
 	AckIntervalMs int64   `json:"ack_interval_ms"`
+	// Capacity: the case is a capacity measurement (see Throughput.Saturation).
+	Capacity bool `json:"capacity,omitempty"`
 }
 
 // SettingsOf extracts the run settings of c.
@@ -73,7 +80,7 @@ func SettingsOf(c scenario.Case) Settings {
 	return Settings{
 		WarmupS: c.Warmup.Seconds(), WindowS: c.Window.Seconds(), DrainS: c.Drain.Seconds(),
 		Rate: c.Rate, PublishWindow: c.PublishWindow, AckEvery: c.AckEvery,
-		AckIntervalMs: c.AckInterval.Milliseconds(),
+		AckIntervalMs: c.AckInterval.Milliseconds(), Capacity: c.Capacity,
 	}
 }
 

@@ -32,14 +32,37 @@ type Case struct {
 	// Paper holds the published reference values for this case, if any
 	// (e.g. "sub_tput_wireline": 49.9).
 	Paper map[string]float64 `json:"paper,omitempty"`
+	// Capacity marks a capacity measurement (Henjes et al.): the record
+	// says whether the broker was saturated, and a run where it was not,
+	// or where the client was the bottleneck, is flagged and left out of
+	// capacity fits.
+	Capacity bool `json:"capacity,omitempty"`
+	// Brokers, when set, restricts the case to these brokers (e.g. an
+	// Artemis-only header-filter case in a file run on both).
+	Brokers []string `json:"brokers,omitempty"`
 	// Note is free text carried into reports (e.g. an erratum).
 	Note string `json:"note,omitempty"`
 	// Full holds the case's factors without the quick overrides, when
 	// those changed them (e.g. a 200/200/200 case run as 20/20/20).
 	Full *Factors `json:"full_factors,omitempty"`
 
+	subscribersGiven bool // subscribers was set explicitly (filter cases derive it otherwise)
+
 	File string `json:"-"` // scenario file and line the case came from
 	Line int    `json:"-"`
+}
+
+// ForBroker reports whether the case runs on broker b.
+func (c Case) ForBroker(b string) bool {
+	if len(c.Brokers) == 0 {
+		return true
+	}
+	for _, x := range c.Brokers {
+		if x == b {
+			return true
+		}
+	}
+	return false
 }
 
 // Where is "file:line" of the case.
@@ -61,11 +84,27 @@ func (c Case) ClientIDFor(prefix string, sub int) string {
 	return expand(c.ClientID, prefix, sub)
 }
 
-// TopicOfPublisher maps publisher i to its topic (publisher i sends to
-// topic i mod topics). This realises the paper's connection models:
+// TopicOfPublisher maps publisher i to its (first) topic (publisher i sends to
+// topic i mod topics; with TopicRoundRobin it starts there and goes round). This realises the paper's connection models:
 // one-to-one N/N/N, few-to-many 10/100/10 (one publisher and ten
 // subscribers per topic), many-to-few 100/10/10 (ten publishers per topic).
 func (f Factors) TopicOfPublisher(i int) int { return i % f.Topics }
+
+// TopicOfMessage is the topic publisher i sends its message seq (1-based)
+// to: its own topic, or round robin from it with TopicRoundRobin.
+func (f Factors) TopicOfMessage(i int, seq uint64) int {
+	if !f.TopicRoundRobin {
+		return i % f.Topics
+	}
+	return int((uint64(i) + seq - 1) % uint64(f.Topics))
+}
+
+// ValueOfMessage is the filter value publisher i puts on message seq in a
+// filter case: round robin over the values, publishers starting at
+// different values.
+func (f Factors) ValueOfMessage(i int, seq uint64) int {
+	return int((uint64(i) + seq - 1) % uint64(max(f.Values, 1)))
+}
 
 // TopicOfSubscriber maps subscriber j to its topic (j mod topics).
 func (f Factors) TopicOfSubscriber(j int) int { return j % f.Topics }

@@ -77,6 +77,24 @@ type Factors struct {
 	Selector     bool         `json:"selector"`
 	Body         BodyType     `json:"body"`
 	Size         int          `json:"size"` // message body bytes, pslab stamp included
+	// TopicRoundRobin: every publisher sends to every topic in turn (Henjes
+	// et al.'s topic experiments) instead of to topic i mod topics.
+	TopicRoundRobin bool `json:"topic_round_robin,omitempty"`
+
+	// The filter factor of Henjes et al. (see filter.go and docs/filters.md).
+	// Messages carry a value 0..Values-1, round robin; Matching subscribers
+	// per filter group match it, ExtraFilters subscribers look for values
+	// no message carries.
+	Filter        FilterKind  `json:"filter,omitempty"`
+	FilterForm    FilterForm  `json:"filter_form,omitempty"`
+	Values        int         `json:"values,omitempty"`
+	Matching      int         `json:"matching,omitempty"`
+	ExtraFilters  int         `json:"extra_filters,omitempty"`
+	ExtraValues   ExtraValues `json:"extra_values,omitempty"`
+	OrValues      int         `json:"or_values,omitempty"`
+	AndTerms      int         `json:"and_terms,omitempty"`
+	AndPosition   AndPosition `json:"and_position,omitempty"`
+	AndProperties int         `json:"and_properties,omitempty"`
 }
 
 // String is a compact one-line description, e.g. "1/1/1 non-durable/non-persistent/auto bytes 100B".
@@ -85,8 +103,11 @@ func (f Factors) String() string {
 	if f.Selector {
 		sel = " selector"
 	}
-	return fmt.Sprintf("%d/%d/%d %s/%s/%s %s %dB%s", f.Publishers, f.Subscribers, f.Topics,
-		f.Subscription, f.Delivery, f.Ack, f.Body, f.Size, sel)
+	if f.TopicRoundRobin {
+		sel += " round-robin"
+	}
+	return fmt.Sprintf("%d/%d/%d %s/%s/%s %s %dB%s%s", f.Publishers, f.Subscribers, f.Topics,
+		f.Subscription, f.Delivery, f.Ack, f.Body, f.Size, sel, f.filterString())
 }
 
 // Allowed values per factor, used by validation and by `pslab sweep`.

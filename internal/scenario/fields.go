@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -14,39 +15,52 @@ type setter func(c *Case, n *yaml.Node) error
 
 // caseSetters lists every field a case (or defaults/quick/sweep) may set.
 var caseSetters = map[string]setter{
-	"id":             strField(func(c *Case) *string { return &c.ID }),
-	"name":           strField(func(c *Case) *string { return &c.Name }),
-	"note":           strField(func(c *Case) *string { return &c.Note }),
-	"durable_name":   strField(func(c *Case) *string { return &c.DurableName }),
-	"client_id":      strField(func(c *Case) *string { return &c.ClientID }),
-	"publishers":     intField(func(c *Case) *int { return &c.Publishers }),
-	"subscribers":    intField(func(c *Case) *int { return &c.Subscribers }),
-	"topics":         intField(func(c *Case) *int { return &c.Topics }),
-	"size":           intField(func(c *Case) *int { return &c.Size }),
-	"publish_window": intField(func(c *Case) *int { return &c.PublishWindow }),
-	"ack_every":      intField(func(c *Case) *int { return &c.AckEvery }),
-	"warmup":         durField(func(c *Case) *time.Duration { return &c.Warmup }),
-	"window":         durField(func(c *Case) *time.Duration { return &c.Window }),
-	"drain":          durField(func(c *Case) *time.Duration { return &c.Drain }),
-	"ack_interval":   durField(func(c *Case) *time.Duration { return &c.AckInterval }),
-	"model":          enumField(Models, func(c *Case) *Model { return &c.Model }),
-	"subscription":   enumField(Subscriptions, func(c *Case) *Subscription { return &c.Subscription }),
-	"delivery":       enumField(Deliveries, func(c *Case) *Delivery { return &c.Delivery }),
-	"ack":            enumField(AckModes, func(c *Case) *AckMode { return &c.Ack }),
-	"body":           enumField(BodyTypes, func(c *Case) *BodyType { return &c.Body }),
-	"selector": func(c *Case, n *yaml.Node) error {
-		s, err := scalar(n)
+	"id":           strField(func(c *Case) *string { return &c.ID }),
+	"name":         strField(func(c *Case) *string { return &c.Name }),
+	"note":         strField(func(c *Case) *string { return &c.Note }),
+	"durable_name": strField(func(c *Case) *string { return &c.DurableName }),
+	"client_id":    strField(func(c *Case) *string { return &c.ClientID }),
+	"publishers":   intField(func(c *Case) *int { return &c.Publishers }),
+	"subscribers": func(c *Case, n *yaml.Node) error {
+		v, err := parseInt(n)
+		c.Subscribers, c.subscribersGiven = v, err == nil
+		return err
+	},
+	"topics":            intField(func(c *Case) *int { return &c.Topics }),
+	"size":              intField(func(c *Case) *int { return &c.Size }),
+	"publish_window":    intField(func(c *Case) *int { return &c.PublishWindow }),
+	"ack_every":         intField(func(c *Case) *int { return &c.AckEvery }),
+	"warmup":            durField(func(c *Case) *time.Duration { return &c.Warmup }),
+	"window":            durField(func(c *Case) *time.Duration { return &c.Window }),
+	"drain":             durField(func(c *Case) *time.Duration { return &c.Drain }),
+	"ack_interval":      durField(func(c *Case) *time.Duration { return &c.AckInterval }),
+	"model":             enumField(Models, func(c *Case) *Model { return &c.Model }),
+	"subscription":      enumField(Subscriptions, func(c *Case) *Subscription { return &c.Subscription }),
+	"delivery":          enumField(Deliveries, func(c *Case) *Delivery { return &c.Delivery }),
+	"ack":               enumField(AckModes, func(c *Case) *AckMode { return &c.Ack }),
+	"body":              enumField(BodyTypes, func(c *Case) *BodyType { return &c.Body }),
+	"selector":          boolField(func(c *Case) *bool { return &c.Selector }),
+	"capacity":          boolField(func(c *Case) *bool { return &c.Capacity }),
+	"topic_round_robin": boolField(func(c *Case) *bool { return &c.TopicRoundRobin }),
+	"filter":            enumField(FilterKinds, func(c *Case) *FilterKind { return &c.Filter }),
+	"filter_form":       enumField(FilterForms, func(c *Case) *FilterForm { return &c.FilterForm }),
+	"extra_values":      enumField(ExtraKinds, func(c *Case) *ExtraValues { return &c.ExtraValues }),
+	"and_position":      enumField(AndPositions, func(c *Case) *AndPosition { return &c.AndPosition }),
+	"values":            intField(func(c *Case) *int { return &c.Values }),
+	"matching":          intField(func(c *Case) *int { return &c.Matching }),
+	"extra_filters":     intField(func(c *Case) *int { return &c.ExtraFilters }),
+	"or_values":         intField(func(c *Case) *int { return &c.OrValues }),
+	"and_terms":         intField(func(c *Case) *int { return &c.AndTerms }),
+	"and_properties":    intField(func(c *Case) *int { return &c.AndProperties }),
+	"brokers": func(c *Case, n *yaml.Node) error {
+		vals, err := scalarList(n)
 		if err != nil {
 			return err
 		}
-		switch s {
-		case "true", "on", "yes":
-			c.Selector = true
-		case "false", "off", "no":
-			c.Selector = false
-		default:
-			return fmt.Errorf("%q is not on/off (true/false)", s)
+		if len(vals) == 1 && strings.Contains(vals[0], ",") { // --vary/--set give one string
+			vals = strings.Split(vals[0], ",")
 		}
+		c.Brokers = vals
 		return nil
 	},
 	"rate": func(c *Case, n *yaml.Node) error {
@@ -77,6 +91,24 @@ var caseSetters = map[string]setter{
 		}
 		return nil
 	},
+}
+
+func boolField(get func(*Case) *bool) setter {
+	return func(c *Case, n *yaml.Node) error {
+		s, err := scalar(n)
+		if err != nil {
+			return err
+		}
+		switch s {
+		case "true", "on", "yes":
+			*get(c) = true
+		case "false", "off", "no":
+			*get(c) = false
+		default:
+			return fmt.Errorf("%q is not on/off (true/false)", s)
+		}
+		return nil
+	}
 }
 
 func strField(get func(*Case) *string) setter {
@@ -151,6 +183,8 @@ func (c *Case) validate() []violation {
 	add := func(field, format string, a ...any) {
 		v = append(v, violation{field: field, msg: fmt.Sprintf(format, a...)})
 	}
+	c.normalizeFilter()
+	c.validateFilter(add)
 	for _, f := range []struct {
 		name string
 		n    int
@@ -160,8 +194,8 @@ func (c *Case) validate() []violation {
 		}
 	}
 	if len(v) == 0 {
-		if c.Topics > c.Publishers || c.Topics > c.Subscribers {
-			add("topics", "topics (%d) must not exceed publishers (%d) or subscribers (%d): every topic needs a publisher and a subscriber",
+		if c.Topics > c.Subscribers || (c.Topics > c.Publishers && !c.TopicRoundRobin) {
+			add("topics", "topics (%d) must not exceed publishers (%d) or subscribers (%d): every topic needs a publisher and a subscriber (topic_round_robin: on lets each publisher send to every topic)",
 				c.Topics, c.Publishers, c.Subscribers)
 		}
 		derived := c.DeriveModel()

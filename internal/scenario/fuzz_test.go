@@ -37,8 +37,11 @@ func FuzzParse(f *testing.F) {
 				if v := c.validate(); len(v) > 0 {
 					t.Fatalf("accepted an invalid case: %v", v)
 				}
-				if c.Topics > c.Publishers || c.Topics > c.Subscribers || c.Window <= 0 {
+				if (c.Topics > c.Publishers && !c.TopicRoundRobin) || c.Topics > c.Subscribers || c.Window <= 0 {
 					t.Fatalf("accepted impossible counts: %+v", c.Factors)
+				}
+				if c.Filtered() && c.Subscribers != c.FilterSubscribers() {
+					t.Fatalf("filter case with %d subscribers, its design has %d", c.Subscribers, c.FilterSubscribers())
 				}
 			}
 		}

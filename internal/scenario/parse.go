@@ -150,6 +150,7 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 			}
 		}
 	}
+	bases = p.caseSweeps(bases)
 	if sweepNode != nil {
 		bases = p.sweep(sweepNode, bases)
 	}
@@ -186,6 +187,24 @@ type caseSource struct {
 	index  int
 	fields []entry
 	quick  []entry
+	sweep  *yaml.Node // the case's own sweep: block, if any
+}
+
+// caseSweeps expands each case that has its own sweep: block into one case
+// per grid point (ids <id>.01, ...), in place.
+func (p *parser) caseSweeps(bases []caseSource) []caseSource {
+	var out []caseSource
+	for _, b := range bases {
+		if b.sweep == nil {
+			out = append(out, b)
+			continue
+		}
+		for _, e := range p.sweep(b.sweep, []caseSource{b}) {
+			e.index = len(out)
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (p *parser) caseSource(n *yaml.Node, index int) caseSource {
@@ -193,6 +212,10 @@ func (p *parser) caseSource(n *yaml.Node, index int) caseSource {
 	for _, e := range p.mapping(n, "a case") {
 		if e.key == "quick" {
 			cs.quick = p.caseFields(e.val, "quick")
+			continue
+		}
+		if e.key == "sweep" {
+			cs.sweep = e.val
 			continue
 		}
 		if _, ok := caseSetters[e.key]; !ok {

@@ -79,10 +79,13 @@ func (p *parser) sweep(n *yaml.Node, bases []caseSource) []caseSource {
 	}
 	var out []caseSource
 	for _, b := range bases {
-		baseID := fmt.Sprintf("%02d", b.index+1)
+		baseID, baseName := fmt.Sprintf("%02d", b.index+1), ""
 		for _, e := range b.fields {
-			if e.key == "id" {
+			switch e.key {
+			case "id":
 				baseID = e.val.Value
+			case "name":
+				baseName = e.val.Value + ", "
 			}
 		}
 		for i, row := range Grid(vs) {
@@ -94,7 +97,7 @@ func (p *parser) sweep(n *yaml.Node, bases []caseSource) []caseSource {
 			}
 			cs.fields = append(cs.fields,
 				entry{"id", b.line, &yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprintf("%s.%02d", baseID, i+1), Line: b.line}},
-				entry{"name", b.line, &yaml.Node{Kind: yaml.ScalarNode, Value: Label(row), Line: b.line}})
+				entry{"name", b.line, &yaml.Node{Kind: yaml.ScalarNode, Value: baseName + Label(row), Line: b.line}})
 			out = append(out, cs)
 		}
 	}
