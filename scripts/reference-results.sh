@@ -13,8 +13,11 @@
 # (31 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go build -o /tmp/pslab-ref ./cmd/pslab
-pslab=/tmp/pslab-ref
+# PSLAB_LAB=NAME runs a part in its own lab (namespaces and Artemis
+# instance), so that two parts can run at once; it does not change results.
+pslab=/tmp/pslab-ref${PSLAB_LAB:+-$PSLAB_LAB}
+go build -o "$pslab" ./cmd/pslab
+lab=${PSLAB_LAB:+--lab $PSLAB_LAB}
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(smoke scale-400 wifi-link-bound netem-verify)
 
@@ -35,7 +38,7 @@ run_part() {
     echo "Command (from the repository root, as root):"
     echo
     echo '```'
-    echo "pslab ${*:2}" | sed "s|$pslab|pslab|"
+    echo "pslab ${*:2}" | sed "s|$pslab|pslab|; s| --lab [a-z0-9]*||"
     echo '```'
     echo
     echo "Wall time: ${wall} s. Machine: $(nproc) cores, kernel $(uname -r), $(date -u +%Y-%m-%d)."
@@ -85,12 +88,12 @@ for part in "${parts[@]}"; do
     $pslab plot results/gaddah-kunz-set1 results/gaddah-kunz-set2 --out results/plots ;;
   faults)
     run_part faults "The fault study (scenarios/faults.yaml): link outage, loss steps, subscriber disconnect and broker restart during the window, per subscription x delivery (and DUPS_OK / CLIENT across a restart); NATS and Artemis; wireline and wifi-paper. REPORT.md has the delivery audit (promised versus observed); plots/series-* shade the faults." \
-      $pslab run scenarios/faults.yaml --out results/faults
+      $pslab run scenarios/faults.yaml --out results/faults $lab
     $pslab report results/faults --out results/faults/REPORT.md
     $pslab plot results/faults --figure series,latency --out results/faults/plots ;;
   soak)
     run_part soak "The soak (scenarios/soak.yaml): 30 minutes of 100/100/100 at 1 msg/s per publisher over wifi-paper, a 20 s outage every 5 minutes, NATS. REPORT.md has the client's memory and goroutine trend; plots/resources-* draws it." \
-      $pslab run scenarios/soak.yaml --out results/soak
+      $pslab run scenarios/soak.yaml --out results/soak $lab
     $pslab report results/soak --out results/soak/REPORT.md
     $pslab plot results/soak --figure series,resources --out results/soak/plots ;;
   henjes)

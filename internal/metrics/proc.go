@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,10 @@ type ProcSample struct {
 	// Goroutines of this process (only for the sampling process itself: the
 	// client), to show that a long run does not leak them.
 	Goroutines int `json:"goroutines,omitempty"`
+	// HeapLiveBytes is the Go heap marked live by the last GC (self only):
+	// unlike RSS, it does not include memory the runtime keeps for reuse,
+	// so it is what grows when something leaks.
+	HeapLiveBytes int64 `json:"heap_live_bytes,omitempty"`
 }
 
 // ProcSampler samples the CPU time (utime+stime from /proc/<pid>/stat) and
@@ -165,6 +170,7 @@ func (w *procWatch) sample(start, now time.Time) {
 		ps := ProcSample{T: now.Sub(start).Seconds(), CPUPct: cpu, RSSBytes: rss}
 		if w.pid == os.Getpid() {
 			ps.Goroutines = runtime.NumGoroutine()
+			ps.HeapLiveBytes = heapLive()
 		}
 		w.samples = append(w.samples, ps)
 	}
@@ -293,3 +299,13 @@ func MeanCPU(s []ProcSample) float64 {
 // Cores is the number of CPUs this process can use, the ceiling of a client
 // process's CPU % (Cores()*100) when deciding whether it was the bottleneck.
 func Cores() int { return runtime.NumCPU() }
+
+// heapLive reads /gc/heap/live:bytes of this process (0 if unsupported).
+func heapLive() int64 {
+	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(s)
+	if s[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}

@@ -36,45 +36,69 @@ func resourceJobs(d *report.Dataset) ([]job, []string) {
 
 func resourceJob(g *report.Group, r *results.Record) job {
 	name := fmt.Sprintf("resources-%s-%s-%s-%s-r%d", g.Suite, g.Case, g.Broker, g.Network, r.Rep)
-	const w, panelH = 9 * vg.Inch, 2.6 * vg.Inch
+	const w, panelH = 9 * vg.Inch, 2.8 * vg.Inch
 	headH := headerHeight(2)
 	return job{name: name, w: w, h: headH + 2*panelH, draw: func(c draw.Canvas) {
 		c.FillPolygon(color.White, rect(c.Rectangle))
 		tr, _ := report.Trend(r)
+		heapText := fmt.Sprintf("Go heap live %.1f → %.1f MB (%+.2f MB/h)", tr.HeapFirstMB, tr.HeapLastMB, tr.HeapSlopeMBh)
+		if tr.HeapLastMB == 0 {
+			heapText = "Go heap not recorded"
+		}
 		body := header(c, fmt.Sprintf("Client memory and goroutines  —  %s case %s, broker %s, network %s, rep %d", g.Suite, g.Case, g.Broker, g.Network, r.Rep),
-			fmt.Sprintf("Per-second samples of pslab's own process from the start of the warm-up; shaded: scheduled faults; dashed: the measurement window. RSS %.1f → %.1f MB (slope %+.2f MB/h), goroutines %d → %d (min %d, max %d).",
-				tr.RSSFirstMB, tr.RSSLastMB, tr.RSSSlopeMBh, tr.GoroutinesFirst, tr.GoroutinesLast, tr.GoroutinesMin, tr.GoroutinesMax))
+			fmt.Sprintf("Per-second samples of pslab's own process from the start of the warm-up; shaded: scheduled faults; dashed: the window. First → last tenth of the window, slope over its second half: RSS %.1f → %.1f MB (%+.2f MB/h), %s, goroutines %d → %d (min %d, max %d).",
+				tr.RSSFirstMB, tr.RSSLastMB, tr.RSSSlopeMBh, heapText, tr.GoroutinesFirst, tr.GoroutinesLast, tr.GoroutinesMin, tr.GoroutinesMax))
 		pts := report.TrendPoints(r)
-		rss, gor := make(plotter.XYs, len(pts)), make(plotter.XYs, len(pts))
+		rss, heap, gor := make(plotter.XYs, len(pts)), make(plotter.XYs, 0, len(pts)), make(plotter.XYs, len(pts))
 		for i, p := range pts {
 			rss[i] = plotter.XY{X: p.T, Y: p.RSSMB}
+			if p.HeapMB > 0 {
+				heap = append(heap, plotter.XY{X: p.T, Y: p.HeapMB})
+			}
 			gor[i] = plotter.XY{X: p.T, Y: float64(p.Goroutines)}
 		}
-		top, bottom := body, body
-		top.Min.Y = body.Max.Y - panelH
-		bottom.Max.Y = top.Min.Y
-		drawTrendPanel(top, r, rss, "client RSS", "MB", palette[2])
-		drawTrendPanel(bottom, r, gor, "client goroutines", "goroutines", palette[1])
+		mem := trendPlot(r, "client memory", "MB", []trendLine{{"RSS", rss, solid(palette[2], 1.5)}, {"Go heap live after GC", heap, solid(palette[1], 1.2)}})
+		gr := trendPlot(r, "client goroutines", "goroutines", []trendLine{{"goroutines", gor, solid(palette[0], 1.5)}})
+		// One x axis for both: the panels are aligned.
+		tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(6)}
+		cs := gplot.Align([][]*gplot.Plot{{mem}, {gr}}, tiles, body)
+		mem.Draw(cs[0][0])
+		gr.Draw(cs[1][0])
 	}}
 }
 
-func drawTrendPanel(c draw.Canvas, r *results.Record, xys plotter.XYs, title, unit string, col color.Color) {
+type trendLine struct {
+	name  string
+	xys   plotter.XYs
+	style draw.LineStyle
+}
+
+func trendPlot(r *results.Record, title, unit string, lines []trendLine) *gplot.Plot {
 	p := newPlot(title, "s since warm-up start", unit)
-	maxY := 1.0
-	for _, xy := range xys {
-		maxY = max(maxY, xy.Y)
+	maxY, maxX := 1.0, 0.0
+	for _, l := range lines {
+		for _, xy := range l.xys {
+			maxY, maxX = max(maxY, xy.Y), max(maxX, xy.X)
+		}
 	}
 	p.Y.Min, p.Y.Max = 0, maxY*1.15
-	p.X.Min = 0
-	if n := len(xys); n > 0 {
-		p.X.Max = xys[n-1].X
-	}
+	p.X.Min, p.X.Max = 0, maxX
 	p.Add(&faultBands{r: r, windowStart: r.Settings.WarmupS, windowEnd: r.Settings.WarmupS + r.Settings.WindowS})
-	if l, err := plotter.NewLine(xys); err == nil {
-		l.LineStyle = solid(col, 1.5)
-		p.Add(l)
+	for _, tl := range lines {
+		if len(tl.xys) == 0 {
+			continue
+		}
+		if l, err := plotter.NewLine(tl.xys); err == nil {
+			l.LineStyle = tl.style
+			p.Add(l)
+			if len(lines) > 1 {
+				p.Legend.Add(tl.name, l)
+			}
+		}
 	}
-	p.Draw(c)
+	p.Legend.Top, p.Legend.Left = false, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(6)
+	return p
 }
 
 // faultBands shades a record's faults and marks its window.

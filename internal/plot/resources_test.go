@@ -26,7 +26,7 @@ func soakRecord() results.Record {
 		Resources: &results.Resources{Cores: 2}}
 	for s := 1; s <= 640; s++ {
 		r.Resources.ClientSamples = append(r.Resources.ClientSamples,
-			metrics.ProcSample{T: float64(s), RSSBytes: int64(50e6 + float64(s)*1e4), Goroutines: 205})
+			metrics.ProcSample{T: float64(s), RSSBytes: int64(50e6 + float64(s)*1e4), HeapLiveBytes: 20e6, Goroutines: 205})
 	}
 	return r
 }

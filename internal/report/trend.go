@@ -17,8 +17,14 @@ type ClientTrend struct {
 	DurationS  float64
 	RSSFirstMB float64 // mean over the first tenth of the window
 	RSSLastMB  float64 // mean over the last tenth
-	// RSSSlopeMBh is the least-squares slope of RSS over the window.
-	RSSSlopeMBh                     float64
+	// RSSSlopeMBh is the least-squares slope of RSS over the second half
+	// of the window (the first half includes the run settling in:
+	// buffers, trackers, the heap target growing).
+	RSSSlopeMBh float64
+	// The Go heap marked live by the GC, the same way (all 0 when the
+	// records predate it).
+	HeapFirstMB, HeapLastMB, HeapSlopeMBh float64
+
 	GoroutinesFirst, GoroutinesLast int
 	GoroutinesMin, GoroutinesMax    int
 }
@@ -28,6 +34,7 @@ type ClientTrend struct {
 type TrendPoint struct {
 	T          float64
 	RSSMB      float64
+	HeapMB     float64
 	Goroutines int
 }
 
@@ -44,7 +51,7 @@ func TrendPoints(r *results.Record) []TrendPoint {
 		if t < 0 {
 			continue
 		}
-		out = append(out, TrendPoint{T: t, RSSMB: float64(s.RSSBytes) / 1e6, Goroutines: s.Goroutines})
+		out = append(out, TrendPoint{T: t, RSSMB: float64(s.RSSBytes) / 1e6, HeapMB: float64(s.HeapLiveBytes) / 1e6, Goroutines: s.Goroutines})
 	}
 	return out
 }
@@ -66,31 +73,45 @@ func Trend(r *results.Record) (ClientTrend, bool) {
 		return ClientTrend{}, false
 	}
 	tenth := max(len(in)/10, 1)
-	mean := func(ps []TrendPoint) float64 {
-		s := 0.0
-		for _, p := range ps {
-			s += p.RSSMB
-		}
-		return s / float64(len(ps))
-	}
+	rss := func(p TrendPoint) float64 { return p.RSSMB }
+	heap := func(p TrendPoint) float64 { return p.HeapMB }
+	second := in[len(in)/2:]
 	tr := ClientTrend{Samples: len(in), DurationS: in[len(in)-1].T - in[0].T,
-		RSSFirstMB: mean(in[:tenth]), RSSLastMB: mean(in[len(in)-tenth:]),
+		RSSFirstMB: meanOf(in[:tenth], rss), RSSLastMB: meanOf(in[len(in)-tenth:], rss), RSSSlopeMBh: slopePerHour(second, rss),
+		HeapFirstMB: meanOf(in[:tenth], heap), HeapLastMB: meanOf(in[len(in)-tenth:], heap), HeapSlopeMBh: slopePerHour(second, heap),
 		GoroutinesFirst: in[0].Goroutines, GoroutinesLast: in[len(in)-1].Goroutines,
 		GoroutinesMin: in[0].Goroutines, GoroutinesMax: in[0].Goroutines}
-	var st, sr, stt, str float64
-	n := float64(len(in))
 	for _, p := range in {
-		st += p.T
-		sr += p.RSSMB
-		stt += p.T * p.T
-		str += p.T * p.RSSMB
 		tr.GoroutinesMin = min(tr.GoroutinesMin, p.Goroutines)
 		tr.GoroutinesMax = max(tr.GoroutinesMax, p.Goroutines)
 	}
-	if d := n*stt - st*st; d > 0 {
-		tr.RSSSlopeMBh = (n*str - st*sr) / d * 3600
-	}
 	return tr, true
+}
+
+func meanOf(ps []TrendPoint, get func(TrendPoint) float64) float64 {
+	s := 0.0
+	for _, p := range ps {
+		s += get(p)
+	}
+	return s / float64(len(ps))
+}
+
+// slopePerHour is the least-squares slope of get over time, per hour.
+func slopePerHour(ps []TrendPoint, get func(TrendPoint) float64) float64 {
+	var st, sy, stt, sty float64
+	n := float64(len(ps))
+	for _, p := range ps {
+		y := get(p)
+		st += p.T
+		sy += y
+		stt += p.T * p.T
+		sty += p.T * y
+	}
+	d := n*stt - st*st
+	if d <= 0 {
+		return 0
+	}
+	return (n*sty - st*sy) / d * 3600
 }
 
 // trends writes the client-resources section for a suite's long runs.
@@ -116,13 +137,14 @@ func (m *mdWriter) trends(d *Dataset, suite string) {
 	}
 	m.p("### Client memory and goroutines over long runs")
 	m.p("")
-	m.p("From the client's per-second samples inside the measurement window (pslab plot draws the curve as resources-*.png). RSS first/last: mean of the first and last tenth of the window; slope: least squares over the whole window.")
+	m.p("From the client's per-second samples inside the measurement window (pslab plot draws the curve as resources-*.png). First/last: mean of the first and last tenth of the window; slope: least squares over the second half (the first half includes the run settling in). Heap: the Go heap marked live by the last GC, which does not count memory the runtime keeps for reuse (RSS does): a leak shows there.")
 	m.p("")
-	m.head("case", "broker", "network", "rep", "window s", "samples", "RSS first MB", "RSS last MB", "RSS slope MB/h", "goroutines first", "last", "min", "max")
+	m.head("case", "broker", "network", "rep", "window s", "samples", "RSS first MB", "RSS last MB", "RSS slope MB/h", "heap first MB", "heap last MB", "heap slope MB/h", "goroutines first", "last", "min", "max")
 	for _, x := range rows {
 		t := x.tr
 		m.row(x.g.Case, x.g.Broker, x.g.Network, fmt.Sprint(x.r.Rep), fmt.Sprintf("%.0f", t.DurationS), fmt.Sprint(t.Samples),
 			fmt.Sprintf("%.1f", t.RSSFirstMB), fmt.Sprintf("%.1f", t.RSSLastMB), fmt.Sprintf("%+.2f", t.RSSSlopeMBh),
+			fmt.Sprintf("%.1f", t.HeapFirstMB), fmt.Sprintf("%.1f", t.HeapLastMB), fmt.Sprintf("%+.2f", t.HeapSlopeMBh),
 			fmt.Sprint(t.GoroutinesFirst), fmt.Sprint(t.GoroutinesLast), fmt.Sprint(t.GoroutinesMin), fmt.Sprint(t.GoroutinesMax))
 	}
 	m.p("")
