@@ -124,6 +124,11 @@ func (s *natsSubscriber) consumeJetStream(ctx context.Context, subjects []string
 	if f.Subscription == scenario.Durable {
 		cfg.Durable = s.spec.DurableName
 	} else {
+		// A non-durable subscription gets what is published after it
+		// subscribes (JMS), never the stream's older messages: a new
+		// ephemeral consumer after a disconnect must not replay what the
+		// stream kept for other consumers' interest.
+		cfg.DeliverPolicy = jetstream.DeliverNewPolicy
 		cfg.InactiveThreshold = 30 * time.Second
 	}
 	s.js, s.stream, s.cfg = js, streamName(s.spec.Case.Prefix), cfg
@@ -171,8 +176,7 @@ func (s *natsSubscriber) Close() error { return s.close(false) }
 
 func (s *natsSubscriber) Unsubscribe() error { return s.close(true) }
 
-// drainBound caps the drain of a closing JetStream subscriber and the
-// flush of its last acks.
+// drainBound caps the flush of a closing subscriber's last acks.
 const drainBound = 5 * time.Second
 
 // close stops delivery, acks the tail for lazy modes, optionally deletes the
@@ -186,19 +190,12 @@ func (s *natsSubscriber) close(remove bool) error {
 	cc := s.consume
 	s.mu.Unlock()
 	if cc != nil {
-		// Connected: drain, so the messages already pulled into the
-		// client's buffer reach the handler and are acknowledged now, not
-		// redelivered after AckWait (30 s) as if lost. Down: just stop.
-		if s.nc.IsConnected() {
-			cc.Drain()
-			select {
-			case <-cc.Closed():
-			case <-time.After(drainBound):
-				cc.Stop()
-			}
-		} else {
-			cc.Stop()
-		}
+		// Stop, not Drain: a draining pull consumer keeps receiving until
+		// its pull request expires, so a subscriber "gone" would still get
+		// messages. Messages already pulled but not handled stay pending at
+		// the consumer and come again after AckWait (30 s) to a durable
+		// consumer's next subscriber.
+		cc.Stop()
 	}
 	if s.acker != nil {
 		s.acker.stop()
