@@ -15,7 +15,6 @@ import (
 	"pslab/internal/lab"
 	"pslab/internal/model"
 	"pslab/internal/plot"
-	"pslab/internal/scenario"
 )
 
 // henjesExperiments are the scenario files of Henjes et al.'s experiments,
@@ -82,24 +81,13 @@ func modelMeasure(cmd *cobra.Command, f runFlags, dir, exps string) error {
 	if f.out == "" {
 		f.out = filepath.Join("runs", fmt.Sprintf("henjes-%s-%s", strings.Join(opts.Brokers, "-"), time.Now().Format("20060102-150405")))
 	}
-	var plans []lab.Plan
-	var problems []string
-	for _, n := range names {
-		file := filepath.Join(dir, "henjes-"+n+".yaml")
-		s, err := scenario.Load(file, scenario.Options{Quick: f.quick})
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		p, err := lab.MakePlan(s, opts)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", file, err))
-			continue
-		}
-		plans = append(plans, p)
+	files := make([]string, len(names))
+	for i, n := range names {
+		files[i] = filepath.Join(dir, "henjes-"+n+".yaml")
 	}
-	if len(problems) > 0 {
-		return badInput(errors.New(strings.Join(problems, "\n")))
+	plans, err := loadPlans(files, f.quick, opts)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	// Failed case runs are recorded; fit and draw what was measured, then

@@ -89,11 +89,20 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	// Validate everything before running anything.
+	plans, err := loadPlans(files, f.quick, opts)
+	if err != nil {
+		return err
+	}
+	return runPlans(cmd, plans, opts, f.out)
+}
+
+// loadPlans parses and plans every scenario file before anything runs;
+// every problem of every file is reported at once, as bad input.
+func loadPlans(files []string, quick bool, opts lab.Options) ([]lab.Plan, error) {
 	var plans []lab.Plan
 	var problems []string
 	for _, file := range files {
-		s, err := scenario.Load(file, scenario.Options{Quick: f.quick})
+		s, err := scenario.Load(file, scenario.Options{Quick: quick})
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -106,9 +115,9 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 		plans = append(plans, p)
 	}
 	if len(problems) > 0 {
-		return badInput(errors.New(strings.Join(problems, "\n")))
+		return nil, badInput(errors.New(strings.Join(problems, "\n")))
 	}
-	return runPlans(cmd, plans, opts, f.out)
+	return plans, nil
 }
 
 // optionsFrom checks the shared flags and turns them into lab options.

@@ -253,13 +253,7 @@ func stopProcessGroup(ctx context.Context, pid int, exited <-chan struct{}, grac
 	case <-time.After(grace):
 	case <-ctx.Done():
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("broker process %d did not exit after SIGKILL", pid)
-	}
+	return killProcessGroup(pid, exited)
 }
 
 // StopDetached stops the process group led by pid, a process this one did

@@ -79,15 +79,10 @@ func Henjes(groups []model.Group, o HenjesOptions) (Output, error) {
 				responseNote(o.Response), fig.xLabel, yAxis(o.Response), ss, nil))
 		}
 	}
-	for _, j := range jobs {
-		files, err := write(Options{OutDir: o.OutDir, DPI: o.DPI}, j)
-		if err != nil {
-			return out, err
-		}
-		out.Files = append(out.Files, files...)
-	}
+	files, err := writeJobs(Options{OutDir: o.OutDir, DPI: o.DPI}, jobs)
+	out.Files = append(out.Files, files...)
 	sort.Strings(out.Files)
-	return out, nil
+	return out, err
 }
 
 // series is one line of a figure: mean y per x.

@@ -116,15 +116,26 @@ func Generate(d *report.Dataset, o Options) (Output, error) {
 			jobs, skipped = paperFigureJobs(d, spec)
 		}
 		out.Skipped = append(out.Skipped, skipped...)
-		for _, j := range jobs {
-			files, err := write(o, j)
-			if err != nil {
-				return out, err
-			}
-			out.Files = append(out.Files, files...)
+		files, err := writeJobs(o, jobs)
+		out.Files = append(out.Files, files...)
+		if err != nil {
+			return out, err
 		}
 	}
 	sort.Strings(out.Files)
+	return out, nil
+}
+
+// writeJobs renders every job, stopping at the first error.
+func writeJobs(o Options, jobs []job) ([]string, error) {
+	var out []string
+	for _, j := range jobs {
+		files, err := write(o, j)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, files...)
+	}
 	return out, nil
 }
 
