@@ -52,8 +52,9 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 		out = append(out, Check{Promise: promise, Observed: observed, Verdict: v})
 	}
 	lost := fmt.Sprintf("lost %d of %d due", c.Lost, c.Expected)
+	doubt := inDoubtDeliveries(c)
 	if c.InDoubt > 0 {
-		lost += fmt.Sprintf(", %d sends in doubt", c.InDoubt)
+		lost += fmt.Sprintf(", %d sends in doubt (%d deliveries)", c.InDoubt, doubt)
 	}
 	under := "without faults"
 	if len(kinds) > 0 {
@@ -64,7 +65,7 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 	case f.Subscription == scenario.Durable && (f.Delivery == scenario.Persistent || !restart):
 		promise := "durable subscription: nothing lost " + under + " (beyond sends in doubt when a connection broke)"
 		switch {
-		case c.Lost <= c.InDoubt:
+		case c.Lost <= doubt:
 			add(promise, lost, Holds)
 		case !res.DrainComplete:
 			add(promise, lost+"; the drain ended before everything arrived", Inconclusive)
@@ -126,6 +127,16 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 		}
 	}
 	return out
+}
+
+// inDoubtDeliveries converts sends in doubt into deliveries: each message
+// is due to Expected/Sent subscribers on average (the replication grade),
+// rounded up.
+func inDoubtDeliveries(c load.Counts) int64 {
+	if c.InDoubt == 0 || c.Sent == 0 {
+		return 0
+	}
+	return (c.InDoubt*c.Expected + c.Sent - 1) / c.Sent
 }
 
 // Failed counts the checks that failed.

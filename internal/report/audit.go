@@ -88,7 +88,7 @@ func (m *mdWriter) audit(d *Dataset, suite string) {
 	}
 	m.p("### Delivery audit")
 	m.p("")
-	m.p("Per repetition, from the per-publisher sequence numbers. Faults are given as applied and undone, in seconds from the start of the warm-up (the x axis of the per-second plots). Reconnect: clients that came back and the longest time from the fault's end until one was usable again. Backlog: deliveries after the fault ended of messages published before its end, and the time until the last of them.")
+	m.p("Per repetition, from the per-publisher sequence numbers; the verdicts are evaluated from the recorded counts by this pslab (docs/faults.md), so they follow its rules even for records made earlier. Faults are given as applied and undone, in seconds from the start of the warm-up (the x axis of the per-second plots). Reconnect: clients that came back and the longest time from the fault's end until one was usable again. Backlog: deliveries after the fault ended of messages published before its end, and the time until the last of them.")
 	m.p("")
 	m.head("case", "broker", "network", "rep", "subscription/delivery/ack", "faults", "due", "delivered", "lost", "dup", "redelivered", "reordered", "late", "in doubt", "reconnect", "backlog", "verdicts")
 	for _, g := range d.Groups {
@@ -101,7 +101,7 @@ func (m *mdWriter) audit(d *Dataset, suite string) {
 			m.row(g.Case, g.Broker, g.Network, fmt.Sprint(r.Rep),
 				fmt.Sprintf("%s/%s/%s", g.Factors.Subscription, g.Factors.Delivery, g.Factors.Ack),
 				faultCell(r), fmt.Sprint(c.Expected), fmt.Sprint(c.Received), fmt.Sprint(c.Lost), fmt.Sprint(c.Duplicated),
-				fmt.Sprint(c.Redelivered), fmt.Sprint(c.Reordered), fmt.Sprint(c.Late), fmt.Sprint(c.InDoubt), rc, bl, verdictCell(r.Audit))
+				fmt.Sprint(c.Redelivered), fmt.Sprint(c.Reordered), fmt.Sprint(c.Late), fmt.Sprint(c.InDoubt), rc, bl, verdictCell(audit.Evaluate(r.Factors, r.Result)))
 		}
 	}
 	m.p("")
@@ -113,7 +113,7 @@ func (m *mdWriter) audit(d *Dataset, suite string) {
 			continue
 		}
 		for _, r := range g.Records {
-			for _, ch := range r.Audit {
+			for _, ch := range audit.Evaluate(r.Factors, r.Result) {
 				v := string(ch.Verdict)
 				if ch.Verdict == audit.Fails {
 					v = "**fails**"
