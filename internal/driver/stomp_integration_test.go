@@ -237,10 +237,12 @@ func (e *env) reconnect(s driver.SubSpec, queue string) []driver.Delivery {
 	return c.waitBody(e.t, "end")
 }
 
-func TestArtemisSTOMP(t *testing.T) {
+// runArtemis starts the test instance on loopback and opens its STOMP
+// driver; both end with the test.
+func runArtemis(t *testing.T) (*broker.Artemis, driver.Endpoint, driver.Driver) {
+	t.Helper()
 	a := startArtemis(t)
-	ctx := context.Background()
-	ep, err := a.Start(ctx, broker.LoopbackHost{})
+	ep, err := a.Start(context.Background(), broker.LoopbackHost{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +252,12 @@ func TestArtemisSTOMP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	return a, ep, d
+}
+
+func TestArtemisSTOMP(t *testing.T) {
+	a, ep, d := runArtemis(t)
+	ctx := context.Background()
 	base := scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne,
 		Subscription: scenario.NonDurable, Delivery: scenario.NonPersistent, Ack: scenario.AckAuto,
 		Body: scenario.BodyBytes, Size: 100}
