@@ -33,7 +33,7 @@ func runFaultCases(t *testing.T, brokerName, cases string) map[string]int {
 		network = "wireline"
 	}
 	want := map[string]bool{}
-	for _, id := range splitList(cases) {
+	for _, id := range strings.Split(cases, ",") {
 		want[id] = true
 	}
 	var log bytes.Buffer
@@ -80,14 +80,6 @@ func hasLinkFault(s *scenario.Suite, id string) bool {
 		}
 	}
 	return false
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range bytes.Split([]byte(s), []byte(",")) {
-		out = append(out, string(f))
-	}
-	return out
 }
 
 // TestFaultStudyOnNATS: an outage, a subscriber away, a broker restart and

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
@@ -199,25 +201,18 @@ func (r *run) dueTo(subs []*subState) int64 {
 // dropSubscribers disconnects subs (in parallel); durable subscriptions
 // stay on the broker.
 func (r *run) dropSubscribers(subs []*subState) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, r.cfg.ConnectParallel)
+	var g errgroup.Group
+	g.SetLimit(r.cfg.ConnectParallel)
 	for _, s := range subs {
 		s.mu.Lock()
 		conn := s.conn
 		s.conn = nil
 		s.mu.Unlock()
-		if conn == nil {
-			continue
+		if conn != nil {
+			g.Go(func() error { _ = conn.Close(); return nil })
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_ = conn.Close()
-		}()
 	}
-	wg.Wait()
+	_ = g.Wait()
 }
 
 // resubscribe connects subs again with their original specs and marks, per
@@ -226,14 +221,10 @@ func (r *run) dropSubscribers(subs []*subState) {
 func (r *run) resubscribe(ctx context.Context, i int, subs []*subState) (n int, longest float64, err error) {
 	var mu sync.Mutex
 	var errs []error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, r.cfg.ConnectParallel)
+	var g errgroup.Group
+	g.SetLimit(r.cfg.ConnectParallel)
 	for _, s := range subs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			t0 := time.Now()
 			e := r.subscribe(ctx, s)
 			took := time.Since(t0).Seconds()
@@ -242,16 +233,17 @@ func (r *run) resubscribe(ctx context.Context, i int, subs []*subState) (n int, 
 			defer mu.Unlock()
 			if e != nil {
 				errs = append(errs, e)
-				return
+				return nil
 			}
 			n++
 			longest = max(longest, took)
 			s.mu.Lock()
 			s.marks[i] = mark
 			s.mu.Unlock()
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	if len(errs) > 0 {
 		err = fmt.Errorf("%d of %d subscribers did not come back: %w", len(errs), len(subs), errs[0])
 	}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"pslab/internal/load"
 	"pslab/internal/report"
 	"pslab/internal/results"
 )
@@ -109,12 +110,22 @@ type faultBands struct {
 
 func (f *faultBands) Plot(c draw.Canvas, p *gplot.Plot) {
 	x, _ := p.Transforms(&c)
-	for _, fr := range f.r.Result.Faults {
-		x0, x1 := x(fr.StartS), x(fr.EndS)
-		c.FillPolygon(faultShade, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
-	}
+	drawWindowAndFaults(c, x, f.windowStart, f.windowEnd, f.r.Result.Faults, false)
+}
+
+// drawWindowAndFaults marks the measurement window with dashed lines and
+// shades each fault from when it was applied to when it was undone,
+// labelled with its kind when label is set.
+func drawWindowAndFaults(c draw.Canvas, x func(float64) vg.Length, windowStart, windowEnd float64, faults []load.FaultResult, label bool) {
 	win := dashed(grey, 1)
-	for _, t := range []float64{f.windowStart, f.windowEnd} {
+	for _, t := range []float64{windowStart, windowEnd} {
 		c.StrokeLine2(win, x(t), c.Min.Y, x(t), c.Max.Y)
+	}
+	for _, f := range faults {
+		x0, x1 := x(f.StartS), x(f.EndS)
+		c.FillPolygon(faultShade, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+		if label {
+			fillText(c, 6.5, vg.Point{X: x0 + 1, Y: c.Max.Y - 1}, string(f.Kind), false)
+		}
 	}
 }

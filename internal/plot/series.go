@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"pslab/internal/load"
 	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
@@ -131,19 +132,12 @@ type seriesLines struct {
 
 func (s *seriesLines) Plot(c draw.Canvas, p *gplot.Plot) {
 	x, y := p.Transforms(&c)
-	win := dashed(grey, 1)
-	for _, t := range []float64{s.windowStart, s.windowEnd} {
-		c.StrokeLine2(win, x(t), c.Min.Y, x(t), c.Max.Y)
-	}
-	// Faults: a shaded band from when each was applied to when it was
-	// undone, of the first repetition (they are scheduled alike in all).
+	// Faults of the first repetition (they are scheduled alike in all).
+	var faults []load.FaultResult
 	if len(s.g.Records) > 0 {
-		for _, f := range s.g.Records[0].Result.Faults {
-			x0, x1 := x(f.StartS), x(f.EndS)
-			c.FillPolygon(faultShade, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
-			fillText(c, 6.5, vg.Point{X: x0 + 1, Y: c.Max.Y - 1}, string(f.Kind), false)
-		}
+		faults = s.g.Records[0].Result.Faults
 	}
+	drawWindowAndFaults(c, x, s.windowStart, s.windowEnd, faults, true)
 	for _, r := range s.g.Records {
 		for i, xs := range [][]int64{r.Result.PubSeries, r.Result.SubSeries} {
 			ls := solid(palette[2], 3)
