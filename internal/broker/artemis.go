@@ -186,7 +186,7 @@ func (a *Artemis) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	}
 	ip := h.ListenIP()
 	addr := net.JoinHostPort(ip, strconv.Itoa(a.cfg.Port))
-	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer()}
+	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer(), AdminDialer: adminDialer(h)}
 
 	logf, err := os.Create(a.RunLog())
 	if err != nil {

@@ -25,6 +25,22 @@ type Host interface {
 	Dialer() driver.Dialer
 }
 
+// AdminHost is a Host with a way to the broker that does not cross the
+// emulated link: administration (creating streams, purging between cases)
+// is the lab's control plane, not part of what is measured, and must not
+// queue behind the case's data on a 1 Mbit/s link.
+type AdminHost interface {
+	AdminDialer() driver.Dialer
+}
+
+// adminDialer is h's administration dialer, nil (use Dialer) when it has none.
+func adminDialer(h Host) driver.Dialer {
+	if a, ok := h.(AdminHost); ok {
+		return a.AdminDialer()
+	}
+	return nil
+}
+
 // Broker is one running (or startable) broker.
 type Broker interface {
 	Name() string

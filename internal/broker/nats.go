@@ -133,7 +133,7 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 func (n *NATS) endpoint() driver.Endpoint {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return driver.Endpoint{URL: "nats://" + n.addr, User: "pslab", Password: n.password, Dialer: n.host.Dialer()}
+	return driver.Endpoint{URL: "nats://" + n.addr, User: "pslab", Password: n.password, Dialer: n.host.Dialer(), AdminDialer: adminDialer(n.host)}
 }
 
 // launchLocked starts the child process on n.host with n's address, store

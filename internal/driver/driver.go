@@ -53,6 +53,18 @@ type Endpoint struct {
 	User     string
 	Password string
 	Dialer   Dialer // nil: net.Dialer on the host network
+	// AdminDialer, when set, is used for the driver's own administration
+	// connection instead of Dialer: from beside the broker, not over the
+	// emulated link.
+	AdminDialer Dialer
+}
+
+// admin is the endpoint for administration connections.
+func (ep Endpoint) admin() Endpoint {
+	if ep.AdminDialer != nil {
+		ep.Dialer = ep.AdminDialer
+	}
+	return ep
 }
 
 // CaseSpec is one case as the driver sees it.
@@ -172,6 +184,26 @@ type Subscriber interface {
 	Close() error
 	// Unsubscribe removes the subscription (durable ones too) and disconnects.
 	Unsubscribe() error
+}
+
+// Aborter is implemented by publishers and subscribers that can drop their
+// connection at once, with no goodbye to the broker, like a crashed client:
+// the socket is reset (nothing queued in it is sent) and a durable
+// subscription stays. A case ends this way when a purge follows anyway: on a
+// slow link a graceful close waits behind the data still queued for the
+// client, and the broker keeps sending it after the client has gone.
+type Aborter interface {
+	Abort()
+}
+
+// resetOnClose makes closing c reset the connection (SO_LINGER 0: an RST,
+// and whatever its send buffer still holds is discarded) instead of
+// sending the rest and a FIN. Connections that are not TCP are left as
+// they are.
+func resetOnClose(c net.Conn) {
+	if l, ok := c.(interface{ SetLinger(int) error }); ok {
+		_ = l.SetLinger(0)
+	}
 }
 
 // Outage is one period a client connection was unusable: from when the loss was

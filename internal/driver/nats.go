@@ -27,7 +27,7 @@ type NATS struct {
 
 // NewNATS connects the driver's admin connection to ep.
 func NewNATS(ctx context.Context, ep Endpoint) (*NATS, error) {
-	nc, err := natsConnect(ctx, ep, "pslab-admin", nil)
+	nc, err := natsConnect(ctx, ep.admin(), "pslab-admin", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -186,14 +186,31 @@ func (d *NATS) Close() error {
 	return nil
 }
 
-// natsDialer adapts a Dialer to nats.CustomDialer.
+// natsDialer adapts a Dialer to nats.CustomDialer and keeps the socket it
+// dialed last in the client's watch (for Abort).
 type natsDialer struct {
 	ctx context.Context
 	d   Dialer
+	w   *natsWatch
 }
 
 func (n natsDialer) Dial(network, addr string) (net.Conn, error) {
-	return n.d.DialContext(n.ctx, network, addr)
+	c, err := n.d.DialContext(n.ctx, network, addr)
+	if err == nil && n.w != nil {
+		n.w.sock.Store(&c)
+	}
+	return c, err
+}
+
+// abort resets the client's socket (SO_LINGER 0) and closes the client:
+// nothing more goes out, and the server drops what it still had queued.
+func (w *natsWatch) abort(nc *nats.Conn) {
+	w.closing.Store(true)
+	if c := w.sock.Load(); c != nil {
+		resetOnClose(*c)
+		_ = (*c).Close()
+	}
+	nc.Close()
 }
 
 // natsConnect connects to ep. nats.go reconnects by itself, forever, with
@@ -218,9 +235,11 @@ func natsConnect(ctx context.Context, ep Endpoint, name string, w *natsWatch, ex
 	if ep.User != "" {
 		opts = append(opts, nats.UserInfo(ep.User, ep.Password))
 	}
-	if ep.Dialer != nil {
-		opts = append(opts, nats.SetCustomDialer(natsDialer{context.Background(), ep.Dialer}))
+	d := ep.Dialer
+	if d == nil {
+		d = &net.Dialer{Timeout: 10 * time.Second}
 	}
+	opts = append(opts, nats.SetCustomDialer(natsDialer{context.Background(), d, w}))
 	if w != nil {
 		opts = append(opts, w.options()...)
 	}

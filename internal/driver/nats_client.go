@@ -176,6 +176,12 @@ func (s *natsSubscriber) Close() error { return s.close(false) }
 
 func (s *natsSubscriber) Unsubscribe() error { return s.close(true) }
 
+// Abort implements Aborter: no more deliveries, no last acks.
+func (s *natsSubscriber) Abort() {
+	s.stopDelivery()
+	s.watch.abort(s.nc)
+}
+
 // drainBound caps the flush of a closing subscriber's last acks.
 const drainBound = 5 * time.Second
 
@@ -183,6 +189,26 @@ const drainBound = 5 * time.Second
 // durable consumer, and disconnects. While the connection is down it gives
 // up on the acks and the deletion after closeBound.
 func (s *natsSubscriber) close(remove bool) error {
+	s.stopDelivery()
+	if s.nc.IsConnected() {
+		_ = s.nc.FlushTimeout(drainBound) // the acks out before the connection goes
+	}
+	for _, ns := range s.subs {
+		_ = ns.Unsubscribe()
+	}
+	var err error
+	if remove && s.cfg.Durable != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), closeBound)
+		err = s.js.DeleteConsumer(ctx, s.stream, s.cfg.Durable)
+		cancel()
+	}
+	s.nc.Close()
+	return err
+}
+
+// stopDelivery marks the subscriber closing and stops its consumer and its
+// lazy acker.
+func (s *natsSubscriber) stopDelivery() {
 	s.watch.closing.Store(true)
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.wg.Wait()
@@ -200,20 +226,6 @@ func (s *natsSubscriber) close(remove bool) error {
 	if s.acker != nil {
 		s.acker.stop()
 	}
-	if s.nc.IsConnected() {
-		_ = s.nc.FlushTimeout(drainBound) // the acks out before the connection goes
-	}
-	for _, ns := range s.subs {
-		_ = ns.Unsubscribe()
-	}
-	var err error
-	if remove && s.cfg.Durable != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), closeBound)
-		err = s.js.DeleteConsumer(ctx, s.stream, s.cfg.Durable)
-		cancel()
-	}
-	s.nc.Close()
-	return err
 }
 
 // lazyAcker acknowledges cumulatively (AckAll) every n messages and, when

@@ -341,13 +341,24 @@ func (p *natsPublisher) Flush(ctx context.Context) error {
 	}
 }
 
+// Abort implements Aborter.
+func (p *natsPublisher) Abort() {
+	p.stopFlushing()
+	p.watch.abort(p.nc)
+}
+
 func (p *natsPublisher) Close() error {
+	p.stopFlushing()
+	p.nc.Close()
+	return nil
+}
+
+// stopFlushing marks the publisher closing and ends its flush in flight.
+func (p *natsPublisher) stopFlushing() {
 	p.watch.closing.Store(true)
 	if p.inflight != nil {
 		p.inflight.cancel()
 		<-p.inflight.done
 		p.inflight = nil
 	}
-	p.nc.Close()
-	return nil
 }

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 // is set, when its owner says it is subscribed again.
 type natsWatch struct {
 	log         connLog
-	closing     atomic.Bool // set before Close: its disconnect is no outage
-	onReconnect func()      // runs on nats.go's callback goroutine; must not block
+	closing     atomic.Bool              // set before Close: its disconnect is no outage
+	sock        atomic.Pointer[net.Conn] // the socket nats.go dialed last
+	onReconnect func()                   // runs on nats.go's callback goroutine; must not block
 }
 
 func (w *natsWatch) options() []nats.Option {

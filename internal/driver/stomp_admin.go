@@ -183,7 +183,7 @@ func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error)
 		d.admin = nil
 	}
 	if d.admin == nil {
-		a, err := dialAdmin(ctx, d.ep)
+		a, err := dialAdmin(ctx, d.ep.admin())
 		if err != nil {
 			return err
 		}

@@ -377,6 +377,7 @@ func (c *stompConn) waitReader() {
 
 // abort closes the socket without DISCONNECT, like a crashed client.
 func (c *stompConn) abort() {
+	resetOnClose(c.nc)
 	c.wmu.Lock()
 	c.closed = true
 	c.wmu.Unlock()

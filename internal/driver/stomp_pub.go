@@ -265,3 +265,6 @@ func (p *stompPub) flushOn(ctx context.Context, c *stompConn) error {
 func (p *stompPub) Close() error {
 	return p.link.close(10 * time.Second)
 }
+
+// Abort implements Aborter.
+func (p *stompPub) Abort() { p.link.abort() }

@@ -273,6 +273,15 @@ func (s *stompSub) Close() error {
 	return s.link.close(10 * time.Second)
 }
 
+// Abort implements Aborter: no more deliveries, no last ack, no DISCONNECT.
+func (s *stompSub) Abort() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.stopTimer()
+	s.link.abort()
+}
+
 // Unsubscribe implements Subscriber: UNSUBSCRIBE (with the durable name,
 // which deletes the durable subscription's queue) and disconnect. While the
 // broker is unreachable it waits up to closeBound for the connection, then

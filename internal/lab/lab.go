@@ -387,10 +387,16 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	}
 	rec.Filter = results.FilterInfoOf(c.Factors, fm)
 	prefix := fmt.Sprintf("pslab-%s-c%s-r%d", runID, sanitize(c.ID), rep)
-	if waited, quiet := nw.waitIdle(ctx); !quiet {
+	rec.Phases = &results.Phases{}
+	waited, quiet := nw.waitIdle(ctx)
+	rec.Phases.IdleWaitS = waited.Seconds()
+	if !quiet {
 		rec.Flags = append(rec.Flags, fmt.Sprintf("link-busy: the link still carried traffic of the previous case after %.0f s", waited.Seconds()))
 	}
-	if err := purgeRetrying(ctx, drv, "pslab-"); err != nil {
+	purgeStart := time.Now()
+	err := purgeRetrying(ctx, drv, "pslab-")
+	rec.Phases.PurgeS = time.Since(purgeStart).Seconds()
+	if err != nil {
 		rec.Error = "purge: " + err.Error()
 		return rec
 	}
@@ -410,7 +416,10 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	samplingStart := time.Now()
 	sampler.Start(sctx)
 	cfg := load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: rec.Seed,
-		Injector: injector{nw: nw, b: b, sampler: sampler}}
+		Injector: injector{nw: nw, b: b, sampler: sampler},
+		// On the emulated link a graceful close waits behind the queued data
+		// and the purge below removes everything anyway: drop instead.
+		AbortAtEnd: nw.profile.Shaped()}
 	if o.Verbose {
 		cfg.Progress = func(pr load.Progress) {
 			fmt.Fprintf(o.Log, "    %-6s %5.1fs sent %d received %d\n", pr.Phase, pr.Elapsed.Seconds(), pr.Sent, pr.Received)
@@ -423,7 +432,10 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	rec.Network.Link = nw.linkOver(before)
 	// A failed purge after the case does not spoil what was measured: it is
 	// flagged, and the next case's purge (which must succeed) retries it.
-	if perr := drv.Purge(context.Background(), prefix); perr != nil {
+	purgeStart = time.Now()
+	perr := drv.Purge(context.Background(), prefix)
+	rec.Phases.PurgeAfterS = time.Since(purgeStart).Seconds()
+	if perr != nil {
 		rec.Flags = append(rec.Flags, "purge-after-failed: "+perr.Error())
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"time"
 
@@ -137,6 +138,16 @@ type labHost struct{ lab *netem.Lab }
 func (h labHost) ListenIP() string          { return h.lab.BrokerIP() }
 func (h labHost) Start(cmd *exec.Cmd) error { return h.lab.StartInBroker(cmd) }
 func (h labHost) Dialer() driver.Dialer     { return h.lab }
+
+// AdminDialer implements broker.AdminHost: administration connects from
+// inside the broker namespace, so it never crosses the emulated link.
+func (h labHost) AdminDialer() driver.Dialer { return brokerSideDialer{h.lab} }
+
+type brokerSideDialer struct{ lab *netem.Lab }
+
+func (d brokerSideDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return d.lab.DialIn(ctx, netem.SideBroker, network, addr)
+}
 
 // linkQueueS is how much link time the publishers of a case may have
 // unconfirmed on a shaped link: half a second, as the router's own queue.

@@ -42,6 +42,11 @@ type Config struct {
 	// Injector applies the case's link and broker faults; nil refuses a
 	// case that has such faults.
 	Injector Injector
+	// AbortAtEnd drops the connections at the end of the case (an RST, no
+	// goodbye; see driver.Aborter) instead of closing them. For a slow link
+	// followed by a purge: a graceful close would wait behind the data still
+	// queued for the clients, and the broker would go on sending it.
+	AbortAtEnd bool
 }
 
 // Progress is a running snapshot.
@@ -96,6 +101,7 @@ type Result struct {
 	// those still closing when the bound (closeBound) ran out, left to
 	// finish in the background.
 	CloseS     float64 `json:"close_s"`
+	Aborted    bool    `json:"aborted,omitempty"` // dropped, not closed (Config.AbortAtEnd)
 	Unclosed   int     `json:"unclosed,omitempty"`
 	FirstError string  `json:"first_error,omitempty"`
 	// Faults are the case's scheduled faults as they happened.
@@ -131,7 +137,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	connectStart := time.Now()
 	if err := r.connect(ctx); err != nil {
-		r.closeAll()
+		r.closeAll(r.cfg.AbortAtEnd)
 		return nil, err
 	}
 	res := r.measure(ctx)
@@ -140,7 +146,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// Disconnect only: durable subscriptions stay on the broker, and the
 	// caller's Purge of the case prefix removes them all at once (one stream
 	// or address delete instead of a request per subscriber over the link).
-	res.Unclosed = r.closeAll()
+	res.Unclosed = r.closeAll(cfg.AbortAtEnd)
+	res.Aborted = cfg.AbortAtEnd
 	res.CloseS = time.Since(closeStart).Seconds()
 	return res, nil
 }
@@ -375,26 +382,31 @@ func (r *run) expectedFor(s *subState) int64 {
 const closeBound = 15 * time.Second
 
 // closeAll disconnects every connection in parallel (durable subscriptions
-// stay) and returns how many were still closing when closeBound ran out.
-func (r *run) closeAll() int {
+// stay), or with abort drops those that can be (driver.Aborter), and
+// returns how many were still closing when closeBound ran out.
+func (r *run) closeAll(abort bool) int {
 	var pending atomic.Int64
 	done := make(chan struct{})
 	sem := make(chan struct{}, r.cfg.ConnectParallel)
 	var wg sync.WaitGroup
-	closeOne := func(f func() error) {
+	closeOne := func(c interface{ Close() error }) {
 		pending.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
-			_ = f()
+			if a, ok := c.(driver.Aborter); ok && abort {
+				a.Abort()
+			} else {
+				_ = c.Close()
+			}
 			<-sem
 			pending.Add(-1)
 		}()
 	}
 	for _, p := range r.pubs {
 		if p != nil && p.conn != nil {
-			closeOne(p.conn.Close)
+			closeOne(p.conn)
 		}
 	}
 	for _, s := range r.subs {
@@ -405,7 +417,7 @@ func (r *run) closeAll() int {
 		conn := s.conn
 		s.mu.Unlock()
 		if conn != nil {
-			closeOne(conn.Close)
+			closeOne(conn)
 		}
 	}
 	go func() { wg.Wait(); close(done) }()

@@ -57,9 +57,11 @@ type Record struct {
 	Versions Versions  `json:"versions"`
 	Started  time.Time `json:"started"`
 	WallS    float64   `json:"wall_s"`
-	Seed     int64     `json:"seed"`
-	Error    string    `json:"error,omitempty"`
-	HistFile string    `json:"histogram_file,omitempty"` // relative to the bundle
+	// Phases is where the run's wall time went outside the load itself.
+	Phases   *Phases `json:"phases,omitempty"`
+	Seed     int64   `json:"seed"`
+	Error    string  `json:"error,omitempty"`
+	HistFile string  `json:"histogram_file,omitempty"` // relative to the bundle
 }
 
 // Settings are the run settings of the case.
@@ -112,4 +114,14 @@ type Versions struct {
 	Go     string `json:"go"`
 	Kernel string `json:"kernel"`
 	Broker string `json:"broker"`
+}
+
+// Phases times the steps of one run around the load (connect, window,
+// drain and close are in Result): waiting for the emulated link to go
+// quiet, the purge before the case, and the purge after it (which is not
+// in WallS).
+type Phases struct {
+	IdleWaitS   float64 `json:"idle_wait_s"`
+	PurgeS      float64 `json:"purge_s"`
+	PurgeAfterS float64 `json:"purge_after_s"`
 }
