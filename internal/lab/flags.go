@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"pslab/internal/audit"
+	"pslab/internal/load"
 	"pslab/internal/results"
 )
 
@@ -52,6 +53,9 @@ func flagsFor(r *results.Record) []string {
 		}
 		if n := audit.Failed(r.Audit); n > 0 {
 			flags = append(flags, fmt.Sprintf("audit-failed: %d delivery promise(s) not kept (see audit)", n))
+		}
+		if res.InFlightStalls > 0 {
+			flags = append(flags, fmt.Sprintf("in-flight-stalled: %d time(s) a publisher waited %.0f s at the in_flight bound with no delivery arriving (deliveries went missing) and went on", res.InFlightStalls, load.StallAfter.Seconds()))
 		}
 		if res.UnexplainedOutages > 0 {
 			flags = append(flags, fmt.Sprintf("connections-lost: %d client connection(s) dropped without a scheduled fault", res.UnexplainedOutages))

@@ -64,6 +64,9 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 			sel = c.ValueOfMessage(p.id, seq)
 		}
 		topic := c.TopicOfMessage(p.id, seq)
+		if !r.inflight.admit(ctx, stop, topic, max(sel, 0)) {
+			break
+		}
 		// A fresh buffer per message unless the driver copies it: drivers
 		// may keep the body after Publish returns (async PubAcks, STOMP
 		// writer goroutines).
@@ -151,6 +154,7 @@ func (r *run) deliver(s *subState, d driver.Delivery) {
 		return
 	}
 	s.distinct.Add(1)
+	r.inflight.delivered()
 	s.noteBacklog(st.SentNanos, t)
 	switch {
 	case t >= r.windowEnd:
@@ -175,6 +179,7 @@ func (r *run) result(start time.Time, complete bool) *Result {
 		res.PubTput += float64(p.sentInWindow) / w
 	}
 	cnt.PublishErrors = r.publishErrors.Load()
+	res.InFlightStalls, res.InFlightPeak = r.inflight.counts()
 	cnt.Expected = r.expected()
 	for _, s := range r.subs {
 		s.mu.Lock()

@@ -100,10 +100,16 @@ type Result struct {
 	// CloseS is how long closing every connection took; Unclosed counts
 	// those still closing when the bound (closeBound) ran out, left to
 	// finish in the background.
-	CloseS     float64 `json:"close_s"`
-	Aborted    bool    `json:"aborted,omitempty"` // dropped, not closed (Config.AbortAtEnd)
-	Unclosed   int     `json:"unclosed,omitempty"`
-	FirstError string  `json:"first_error,omitempty"`
+	CloseS  float64 `json:"close_s"`
+	Aborted bool    `json:"aborted,omitempty"` // dropped, not closed (Config.AbortAtEnd)
+	// InFlightStalls counts times a publisher at the case's in_flight bound
+	// InFlightPeak is the most deliveries pending right after a publisher
+	// passed the bound (it may exceed it by one message per publisher).
+	InFlightPeak int64 `json:"in_flight_peak,omitempty"`
+	// went on because no delivery had arrived for a second (see inFlight).
+	InFlightStalls int64  `json:"in_flight_stalls,omitempty"`
+	Unclosed       int    `json:"unclosed,omitempty"`
+	FirstError     string `json:"first_error,omitempty"`
 	// Faults are the case's scheduled faults as they happened.
 	Faults []FaultResult `json:"faults,omitempty"`
 	// ClientOutages counts times a client connection was lost and the
@@ -162,6 +168,7 @@ type run struct {
 	pubSeries, subSeries   *metrics.Series
 	firstErr               atomic.Pointer[string]
 	publishErrors          atomic.Int64
+	inflight               *inFlight // nil: no in_flight bound
 	faults                 []FaultResult
 }
 
@@ -221,6 +228,7 @@ func (r *run) connect(ctx context.Context) error {
 			r.pubs[i].sentTo[t] = make([]atomic.Int64, nValues)
 		}
 	}
+	r.inflight = newInFlight(c.InFlight, r.subs, f.Topics, nValues)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.ConnectParallel)
 	for _, s := range r.subs {

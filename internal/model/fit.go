@@ -24,6 +24,41 @@ type FitResult struct {
 	MaxRelErr float64 // largest |measured - model|/measured 1/B
 	AIC       float64 // Gaussian AIC of the weighted fit, k = parameters + 1 (the variance)
 	AICc      float64 // small-sample AIC; NaN when N < k + 2
+	// Condition is the condition number of the column-equilibrated
+	// weighted design matrix; Collinear, when it exceeds collinearTol,
+	// says which parameters the data barely tell apart.
+	Condition float64
+	Collinear string
+}
+
+// collinearTol is the condition number above which a fit is reported as
+// nearly collinear: Belsley, Kuh and Welsch's threshold for a
+// near-dependency strong enough to inflate the standard errors.
+const collinearTol = 30
+
+// collinearity explains the weakest direction of the design: the
+// parameters whose variance comes mostly (more than half, Belsley's
+// variance-decomposition proportions) from the smallest singular value.
+// It returns "" when the condition number is within collinearTol.
+func collinearity(ps []Param, V *mat.Dense, sv []float64) (cond float64, why string) {
+	p := len(sv)
+	cond = sv[0] / sv[p-1]
+	if cond <= collinearTol {
+		return cond, ""
+	}
+	var involved []string
+	for j := range p {
+		var total float64
+		for k := range p {
+			total += V.At(j, k) * V.At(j, k) / (sv[k] * sv[k])
+		}
+		share := V.At(j, p-1) * V.At(j, p-1) / (sv[p-1] * sv[p-1]) / total
+		if share > 0.5 {
+			involved = append(involved, fmt.Sprintf("%s (%.0f %% of its variance)", ps[j].Symbol, 100*share))
+		}
+	}
+	return cond, fmt.Sprintf("nearly collinear (condition number %.0f > %d): these observations barely separate %s; their values trade off against each other and their standard errors are inflated",
+		cond, collinearTol, strings.Join(involved, " and "))
 }
 
 // ErrTooFew means there are not more observations than parameters.
@@ -166,6 +201,7 @@ func FitWith(f Form, obs []Observation, opt FitOptions) (*FitResult, error) {
 		res.Params[j].StdErr = math.Sqrt(res.Cov[j][j])
 	}
 	res.AIC, res.AICc = aic(n, p, sse, w)
+	res.Condition, res.Collinear = collinearity(ps, &V, sv)
 	return res, nil
 }
 

@@ -292,3 +292,36 @@ func TestFitGroupsSplitsBrokers(t *testing.T) {
 		}
 	}
 }
+
+// TestFitWarnsWhenNearlyCollinear: on a design where n_fltr and r move
+// almost together, the fit still runs but names t_fltr and t_tx as barely
+// separable; on the papers' grid it does not warn.
+func TestFitWarnsWhenNearlyCollinear(t *testing.T) {
+	truth := Fiorano{TRcv: 10e-6, TFltr: 0.1e-6, TTx: 12e-6}
+	var obs []Observation
+	for i, r := range []float64{1, 2, 5, 10, 20, 40} {
+		for _, d := range []float64{0, 1} {
+			p := Point{NFilters: 5*r + d + float64(i%2), R: r}
+			pred, err := Predict(truth, nil, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recv := pred.Received * (1 + 0.01*float64(i%3-1))
+			obs = append(obs, Observation{NFilters: p.NFilters, R: r, ReceivedPerSec: recv, DispatchedPerSec: r * recv})
+		}
+	}
+	fr, err := truth.Fit(obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fr.Condition <= collinearTol || !strings.Contains(fr.Collinear, "t_fltr") || !strings.Contains(fr.Collinear, "t_tx") {
+		t.Errorf("n_fltr ≈ 5r: condition %.0f, want > %d and a warning naming t_fltr and t_tx, got %q", fr.Condition, collinearTol, fr.Collinear)
+	}
+	grid, err := truth.Fit(synth(truth, 0.03, 1, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grid.Collinear != "" {
+		t.Errorf("the papers' grid: unexpected warning %q (condition %.1f)", grid.Collinear, grid.Condition)
+	}
+}

@@ -82,6 +82,11 @@ func WriteFitMarkdown(w io.Writer, r Report) error {
 			p("| %s | %s | %.4f | %.4f | %s | %.1f %% | %.1f %% | %s | %s |\n", f.Form, strings.Join(ps, ", "),
 				f.R2, f.AdjR2, rse, 100*f.RelRMS, 100*f.MaxRelErr, crit, delta)
 		}
+		for _, f := range g.Fits {
+			if f.Collinear != "" {
+				p("\nWarning, %s: %s.\n", f.Form, f.Collinear)
+			}
+		}
 		if g.Best == "" {
 			p("\nNo form could be fitted (reasons in the table).\n")
 			continue

@@ -48,8 +48,10 @@ type FitReport struct {
 	RelRMS    float64     `json:"rel_rms,omitempty"`
 	MaxRelErr float64     `json:"max_rel_err,omitempty"`
 	AIC       float64     `json:"aic,omitempty"`
-	AICc      *float64    `json:"aicc,omitempty"`  // absent when undefined
-	Delta     *float64    `json:"delta,omitempty"` // criterion minus the best form's
+	AICc      *float64    `json:"aicc,omitempty"`      // absent when undefined
+	Delta     *float64    `json:"delta,omitempty"`     // criterion minus the best form's
+	Condition float64     `json:"condition,omitempty"` // of the equilibrated design
+	Collinear string      `json:"collinear,omitempty"` // a near-dependency, in words
 }
 
 // NewGroupReport summarises a fitted group.
@@ -78,6 +80,7 @@ func NewFitReport(c Candidate) FitReport {
 	}
 	fr.Params, fr.Cov, fr.N, fr.DF = f.Params, f.Cov, f.N, f.DF
 	fr.R2, fr.AdjR2, fr.RSE, fr.RelRMS, fr.MaxRelErr, fr.AIC = f.R2, f.AdjR2, f.RSE, f.RelRMS, f.MaxRelErr, f.AIC
+	fr.Condition, fr.Collinear = f.Condition, f.Collinear
 	if !math.IsNaN(f.AICc) {
 		v := f.AICc
 		fr.AICc = &v

@@ -89,13 +89,27 @@ func Henjes(groups []model.Group, o HenjesOptions) (Output, error) {
 type series struct {
 	name string
 	r    float64 // design replication grade (filters figure)
-	pts  plotter.XYs
+	// at[k] is the mean model point (n_fltr, n_diff, measured r) of the
+	// runs behind pts[k]: where the fitted model is evaluated.
+	at  []model.Point
+	pts plotter.XYs
 }
 
+// The papers' joint grid (paper 000 Figures 13/14): r matching
+// subscribers and n additional filters. Runs of other series with the same
+// design but other r or n (the activation series) stay out of the lines,
+// which would otherwise zigzag between experiments.
+var (
+	gridR = map[int]bool{1: true, 2: true, 5: true, 10: true, 20: true, 40: true}
+	gridN = map[int]bool{5: true, 10: true, 20: true, 40: true, 80: true, 160: true}
+)
+
 // gridPoint selects the joint-grid design (simple filters, one value, the
-// extra filters looking for different values) and returns its r and n_fltr.
+// extra filters looking for different values, r and n on the papers'
+// grid) and returns its r and n_fltr.
 func gridPoint(f scenario.Factors) (string, float64, bool) {
-	if !f.Filtered() || f.FilterForm != scenario.FormSimple || f.Values != 1 || f.ExtraValues == scenario.ExtraSame {
+	if !f.Filtered() || f.FilterForm != scenario.FormSimple || f.Values != 1 || f.ExtraValues == scenario.ExtraSame ||
+		!gridR[f.Matching] || !gridN[f.ExtraFilters] {
 		return "", 0, false
 	}
 	return fmt.Sprintf("r = %d", f.Matching), float64(f.Counts().NFilters), true
@@ -136,7 +150,10 @@ func yOf(o model.Observation, resp model.Response) (float64, bool) {
 
 // seriesOf groups observations into lines, averaging repetitions.
 func seriesOf(obs []model.Observation, pick func(scenario.Factors) (string, float64, bool), resp model.Response) []*series {
-	type acc struct{ sum, n float64 }
+	type acc struct {
+		sum, n float64
+		at     model.Point // sums
+	}
 	pts := map[string]map[float64]*acc{}
 	rOf := map[string]float64{}
 	for _, o := range obs {
@@ -158,15 +175,24 @@ func seriesOf(obs []model.Observation, pick func(scenario.Factors) (string, floa
 		}
 		a.sum += y
 		a.n++
+		a.at.NFilters += o.NFilters
+		a.at.NDistinct += o.NDistinct
+		a.at.R += o.R
 		rOf[name] = float64(o.Record.Factors.Matching)
 	}
 	var out []*series
 	for name, m := range pts {
 		s := &series{name: name, r: rOf[name]}
-		for x, a := range m {
-			s.pts = append(s.pts, plotter.XY{X: x, Y: a.sum / a.n})
+		xs := make([]float64, 0, len(m))
+		for x := range m {
+			xs = append(xs, x)
 		}
-		sort.Slice(s.pts, func(i, j int) bool { return s.pts[i].X < s.pts[j].X })
+		sort.Float64s(xs)
+		for _, x := range xs {
+			a := m[x]
+			s.pts = append(s.pts, plotter.XY{X: x, Y: a.sum / a.n})
+			s.at = append(s.at, model.Point{NFilters: a.at.NFilters / a.n, NDistinct: a.at.NDistinct / a.n, R: a.at.R / a.n})
+		}
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -223,7 +249,7 @@ func filtersJob(g model.Group, o HenjesOptions) (job, string) {
 	var line model.Form
 	if fit != nil {
 		line = fit.Form
-		note += fmt.Sprintf(" Dashed: the %s model fitted to these %d runs (%s), R² = %.3f, rel. RMS %.1f %%.",
+		note += fmt.Sprintf(" Dashed: the %s model fitted to these %d runs (%s), R² = %.3f, rel. RMS %.1f %%, evaluated at each point's n_fltr, n_diff and measured r.",
 			form, len(grid), fit.Form.Equation(), fit.R2, 100*fit.RelRMS)
 	} else {
 		note += fmt.Sprintf(" No model line: form %q could not be fitted to these runs (%s).", form, why)
@@ -267,7 +293,7 @@ func lineJob(name, title, note, xLabel, yLabelText string, ss []*series, fit mod
 		p.Legend.Top, p.Legend.Left = false, false
 		p.Legend.TextStyle.Font.Size = 10
 		p.Legend.Padding = vg.Points(3)
-		ymax := 0.0
+		ymax, modelMax := 0.0, 0.0
 		for i, s := range ss {
 			col := palette[i%len(palette)]
 			line, points, err := plotter.NewLinePoints(s.pts)
@@ -284,15 +310,15 @@ func lineJob(name, title, note, xLabel, yLabelText string, ss []*series, fit mod
 			if fit == nil {
 				continue
 			}
-			lo, hi := s.pts[0].X, s.pts[len(s.pts)-1].X
 			var curve plotter.XYs
-			for k := 0; k <= 60; k++ {
-				n := lo + (hi-lo)*float64(k)/60
-				b := fit.ServiceTime(n, s.r)
-				if b > 0 {
-					y := (1 + s.r) / b
-					curve = append(curve, plotter.XY{X: n, Y: y})
+			for k, at := range s.at {
+				pred, err := model.Predict(fit, nil, at)
+				if err != nil {
+					continue
 				}
+				y := (1 + at.R) * pred.Received
+				curve = append(curve, plotter.XY{X: s.pts[k].X, Y: y})
+				modelMax = math.Max(modelMax, y)
 			}
 			if len(curve) > 1 {
 				ml, err := plotter.NewLine(curve)
@@ -305,7 +331,9 @@ func lineJob(name, title, note, xLabel, yLabelText string, ss []*series, fit mod
 				}
 			}
 		}
-		p.Y.Min, p.Y.Max = 0, ymax*1.15
+		// Model lines above the measurements stay in view, up to twice the
+		// largest measurement (beyond that they are clipped).
+		p.Y.Min, p.Y.Max = 0, math.Max(ymax, math.Min(modelMax, 2*ymax))*1.1
 		p.X.Min = 0
 		p.Draw(body)
 	}}

@@ -89,3 +89,23 @@ func TestHenjesFigures(t *testing.T) {
 		t.Errorf("no groups: %v %v", out.Files, err)
 	}
 }
+
+// TestGridPointKeepsThePapersGrid: activation-series runs of the same
+// design but off the r x n grid are not drawn on the grid lines.
+func TestGridPointKeepsThePapersGrid(t *testing.T) {
+	on := scenario.Factors{Filter: scenario.FilterProperty, FilterForm: scenario.FormSimple, Values: 1, Matching: 5, ExtraFilters: 20, ExtraValues: scenario.ExtraDistinct, Publishers: 5, Topics: 1}
+	on.Subscribers = on.FilterSubscribers()
+	if name, x, ok := gridPoint(on); !ok || name != "r = 5" || x != 25 {
+		t.Errorf("grid run r=5 n=20: got %q %g %v, want \"r = 5\" 25 true", name, x, ok)
+	}
+	off := on
+	off.ExtraFilters = 7 // an activation run: one matches, 7 filter other values
+	if _, _, ok := gridPoint(off); ok {
+		t.Error("n = 7 is not on the papers' grid but was drawn")
+	}
+	off = on
+	off.Matching = 3
+	if _, _, ok := gridPoint(off); ok {
+		t.Error("r = 3 is not on the papers' grid but was drawn")
+	}
+}

@@ -71,6 +71,7 @@ type Settings struct {
 	DrainS        float64 `json:"drain_s"`
 	Rate          float64 `json:"rate"`
 	PublishWindow int     `json:"publish_window"`
+	InFlight      int     `json:"in_flight,omitempty"`
 	AckEvery      int     `json:"ack_every"`
 	AckIntervalMs int64   `json:"ack_interval_ms"`
 	// Capacity: the case is a capacity measurement (see Throughput.Saturation).
@@ -81,7 +82,7 @@ type Settings struct {
 func SettingsOf(c scenario.Case) Settings {
 	return Settings{
 		WarmupS: c.Warmup.Seconds(), WindowS: c.Window.Seconds(), DrainS: c.Drain.Seconds(),
-		Rate: c.Rate, PublishWindow: c.PublishWindow, AckEvery: c.AckEvery,
+		Rate: c.Rate, PublishWindow: c.PublishWindow, InFlight: c.InFlight, AckEvery: c.AckEvery,
 		AckIntervalMs: c.AckInterval.Milliseconds(), Capacity: c.Capacity,
 	}
 }

@@ -20,6 +20,10 @@ type Case struct {
 	Rate float64 `json:"rate"`
 	// PublishWindow is the flow-control window (unconfirmed sends per publisher).
 	PublishWindow int `json:"publish_window"`
+	// InFlight bounds the deliveries due but not yet received across the
+	// case (0: no bound): publishers wait at it, so the broker's backlog
+	// stays bounded and saturation is at the pace it can sustain.
+	InFlight int `json:"in_flight,omitempty"`
 	// AckEvery and AckInterval bound lazy acknowledgement (dups-ok, client).
 	AckEvery    int           `json:"ack_every"`
 	AckInterval time.Duration `json:"-"`

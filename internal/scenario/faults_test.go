@@ -47,6 +47,8 @@ func TestFaultScheduleErrorsHaveTheEntryLine(t *testing.T) {
 		{"  - faults:\n      - {kind: link-outage, at: 1s, for: 2s}\n      - {kind: link-loss, at: 2s, for: 1s, loss: 10}\n", "bad.yaml:5: fault 2 (link-loss): overlaps the previous link fault"},
 		{"  - faults:\n      - {kind: subscriber-disconnect, at: 1s, for: 1s, subscribers: 3}\n", "bad.yaml:4: fault 1 (subscriber-disconnect): subscribers must be 0 (all) to 1, got 3"},
 		{"  - faults:\n      - {kind: broker-restart, at: 1s, for: 1s, loss: 5}\n", "bad.yaml:4: fault 1 (broker-restart): loss only applies to link-loss"},
+		{"  - in_flight: 100\n    faults:\n      - {kind: link-outage, at: 1s, for: 1s}\n", "bad.yaml:3: in_flight cannot be combined with faults"},
+		{"  - in_flight: -1\n", "bad.yaml:3: in_flight must not be negative"},
 	} {
 		lines := errorLines(t, "suite: b\ncases:\n"+c.src)
 		assert.Contains(t, strings.Join(lines, "\n"), c.want, c.src)

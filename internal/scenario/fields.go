@@ -29,6 +29,7 @@ var caseSetters = map[string]setter{
 	"topics":            intField(func(c *Case) *int { return &c.Topics }),
 	"size":              intField(func(c *Case) *int { return &c.Size }),
 	"publish_window":    intField(func(c *Case) *int { return &c.PublishWindow }),
+	"in_flight":         intField(func(c *Case) *int { return &c.InFlight }),
 	"ack_every":         intField(func(c *Case) *int { return &c.AckEvery }),
 	"warmup":            durField(func(c *Case) *time.Duration { return &c.Warmup }),
 	"window":            durField(func(c *Case) *time.Duration { return &c.Window }),
@@ -223,6 +224,12 @@ func (c *Case) validate() []violation {
 	}
 	if c.PublishWindow < 0 {
 		add("publish_window", "publish_window must not be negative (0 = driver default), got %d", c.PublishWindow)
+	}
+	if c.InFlight < 0 {
+		add("in_flight", "in_flight must not be negative (0 = no bound), got %d", c.InFlight)
+	}
+	if c.InFlight > 0 && len(c.Faults) > 0 {
+		add("in_flight", "in_flight cannot be combined with faults: messages a fault loses are never delivered, and the bound would hold the publishers back")
 	}
 	if c.AckEvery < 1 {
 		add("ack_every", "ack_every must be at least 1, got %d", c.AckEvery)
