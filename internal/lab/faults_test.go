@@ -53,6 +53,9 @@ func runFaultCases(t *testing.T, brokerName, cases string) map[string]int {
 			continue
 		}
 		require.Empty(t, r.Error, "case %s", r.CaseID)
+		require.NotNil(t, r.Phases, "case %s: where the wall time went", r.CaseID)
+		assert.Equal(t, network == "wifi-paper", r.Result.Aborted,
+			"case %s: a case over the emulated link ends by dropping its connections, others close them", r.CaseID)
 		require.NotEmpty(t, r.Result.Faults, "case %s", r.CaseID)
 		for _, f := range r.Result.Faults {
 			assert.Empty(t, f.Error, "case %s fault %s", r.CaseID, f.Kind)
