@@ -438,6 +438,13 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	if perr != nil {
 		rec.Flags = append(rec.Flags, "purge-after-failed: "+perr.Error())
 	}
+	if cfg.AbortAtEnd {
+		n, rerr := nw.resetConnections()
+		rec.Phases.LeftoverSockets = n
+		if rerr != nil {
+			rec.Flags = append(rec.Flags, "reset-failed: "+rerr.Error())
+		}
+	}
 	if err != nil {
 		rec.Error = err.Error()
 		return rec

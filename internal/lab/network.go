@@ -132,6 +132,15 @@ func (nw *network) linkOver(before *netem.Counters) any {
 	return after.Sub(*before)
 }
 
+// resetConnections destroys the client-broker sockets a case left behind
+// on the emulated link (see netem.Lab.ResetConnections).
+func (nw *network) resetConnections() (int, error) {
+	if nw.lab == nil {
+		return 0, nil
+	}
+	return nw.lab.ResetConnections()
+}
+
 // labHost runs brokers in the lab's broker namespace.
 type labHost struct{ lab *netem.Lab }
 

@@ -125,4 +125,8 @@ type Phases struct {
 	IdleWaitS   float64 `json:"idle_wait_s"`
 	PurgeS      float64 `json:"purge_s"`
 	PurgeAfterS float64 `json:"purge_after_s"`
+	// LeftoverSockets counts the case's client-broker TCP sockets still
+	// open after it dropped its connections on the emulated link (their
+	// RST was lost), destroyed before the next case (netem.ResetConnections).
+	LeftoverSockets int `json:"leftover_sockets,omitempty"`
 }

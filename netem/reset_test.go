@@ -1,0 +1,66 @@
+package netem
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestResetConnectionsDestroysBothEnds: a client-broker connection is
+// destroyed on both sides (the broker's read fails at once, no data or
+// FIN needed from the client), and the listener stays.
+func TestResetConnectionsDestroysBothEnds(t *testing.T) {
+	l := upLab(t, Options{})
+	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	cli, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	var srv net.Conn
+	select {
+	case srv = <-accepted:
+		defer srv.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("no connection accepted")
+	}
+	n, err := l.ResetConnections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2, or 1 when the broker side's reset reached the client first.
+	if n < 1 || n > 2 {
+		t.Errorf("destroyed %d sockets, want 1 or 2", n)
+	}
+	_ = srv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := srv.Read(make([]byte, 1)); err == nil || err == io.EOF {
+		t.Errorf("broker side read after the reset: %v, want a reset error", err)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Error("broker side still open after the reset")
+	}
+	if n, err := l.ResetConnections(); err != nil || n != 0 {
+		t.Errorf("second reset: %d sockets, %v; want 0, nil", n, err)
+	}
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c2, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("the listener did not survive the reset: %v", err)
+	}
+	c2.Close()
+}
