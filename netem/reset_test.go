@@ -5,6 +5,9 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // TestResetConnectionsDestroysBothEnds: a client-broker connection is
@@ -63,4 +66,77 @@ func TestResetConnectionsDestroysBothEnds(t *testing.T) {
 		t.Fatalf("the listener did not survive the reset: %v", err)
 	}
 	c2.Close()
+}
+
+// TestDestroyOfAnEndedConnectionSparesTheListener: destroying the 4-tuple
+// of a connection that ended after it was listed must not reach the
+// listener on the same port (the kernel's tuple lookup falls through to
+// it; only the socket cookie tells them apart). Before the cookie was
+// sent, this killed the broker's listener now and then between cases, and
+// every later case was refused.
+func TestDestroyOfAnEndedConnectionSparesTheListener(t *testing.T) {
+	l := upLab(t, Options{})
+	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accept := func() <-chan net.Conn {
+		ch := make(chan net.Conn, 1)
+		go func() {
+			if c, err := ln.Accept(); err == nil {
+				ch <- c
+			}
+		}()
+		return ch
+	}
+	accepted := accept()
+	cli, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := <-accepted
+	brokerNS, err := l.nsOf(SideBroker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokerSide := func() (ids []netlink.SocketID) {
+		err := inNamedNS(brokerNS, func() error {
+			socks, err := netlink.SocketDiagTCP(unix.AF_INET)
+			for _, s := range socks {
+				if s.ID.Destination.Equal(net.ParseIP(l.ClientIP())) {
+					ids = append(ids, s.ID)
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	listed := brokerSide()
+	if len(listed) != 1 {
+		t.Fatalf("broker side sockets: %v, want one", listed)
+	}
+	cli.Close() // the client closes first: the broker's side goes away entirely
+	srv.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(brokerSide()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	var gone bool
+	err = inNamedNS(brokerNS, func() (err error) { gone, err = destroySocket(listed[0]); return })
+	if err != nil || !gone {
+		t.Fatalf("destroy of the ended connection: gone %v, %v; want gone, nil", gone, err)
+	}
+	accepted = accept()
+	c2, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("the listener did not survive: %v", err)
+	}
+	c2.Close()
+	if c := <-accepted; c != nil {
+		c.Close()
+	}
 }
