@@ -49,6 +49,21 @@ func (l *Lab) Apply(p Profile) (Backend, error) {
 	return b, nil
 }
 
+// Clear lifts every shaping from the link (plain forwarding), as Apply of
+// an unshaped profile does; Apply puts a profile back. Established
+// connections keep going across both.
+func (l *Lab) Clear() error {
+	if l.badOpt != nil {
+		return l.badOpt
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.IsUp() {
+		return fmt.Errorf("netem: lab %s is not up", l.n.Prefix)
+	}
+	return l.clearToUnshaped()
+}
+
 func (l *Lab) install(c config) error {
 	if c.Backend == BackendNone {
 		return nil

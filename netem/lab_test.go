@@ -3,6 +3,7 @@ package netem
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -388,4 +389,76 @@ func TestKernelBackendMatchesProbe(t *testing.T) {
 		t.Fatalf("backend %q", b)
 	}
 	t.Logf("kernel backend: %s", b)
+}
+
+// TestClearLiftsShapingAndApplyPutsItBack: Clear leaves plain forwarding
+// (no qdisc, no drop rule, Applied says unshaped) and an established
+// connection carries on across Clear and a new Apply.
+func TestClearLiftsShapingAndApplyPutsItBack(t *testing.T) {
+	l := upLab(t, Options{})
+	p := mustProfile(t, "wifi-paper")
+	b, err := l.Apply(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			defer c.Close()
+			buf := make([]byte, 64)
+			for {
+				n, err := c.Read(buf)
+				if err != nil {
+					return
+				}
+				c.Write(buf[:n])
+			}
+		}
+	}()
+	conn, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	echo := func(msg string) {
+		t.Helper()
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := conn.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len(msg))
+		if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != msg {
+			t.Fatalf("echo %q: %q %v", msg, buf, err)
+		}
+	}
+	echo("shaped")
+
+	if err := l.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if ap, cb, ok := l.Applied(); !ok || ap.Shaped() || cb != BackendNone {
+		t.Errorf("after Clear the lab reports %+v on %s, want unshaped", ap, cb)
+	}
+	c, err := l.Counters()
+	if err != nil || c.ToBroker.Qdisc.Kind != "" || c.ToClient.Qdisc.Kind != "" || c.Shared.Kind != "" {
+		t.Fatalf("Clear left shaping: %+v %v", c, err)
+	}
+	echo("unshaped")
+
+	if b2, err := l.Apply(p); err != nil || b2 != b {
+		t.Fatalf("Apply after Clear: %s %v, want %s", b2, err, b)
+	}
+	if ap, _, ok := l.Applied(); !ok || ap.Name != p.Name {
+		t.Errorf("after Apply the lab reports %+v", ap)
+	}
+	c, err = l.Counters()
+	if err != nil || (c.Shared.Kind == "" && c.ToBroker.Qdisc.Kind == "") {
+		t.Fatalf("Apply after Clear left no shaping: %+v %v", c, err)
+	}
+	echo("shaped again")
 }

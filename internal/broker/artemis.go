@@ -188,6 +188,8 @@ func (a *Artemis) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	addr := net.JoinHostPort(ip, strconv.Itoa(a.cfg.Port))
 	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer(), AdminDialer: adminDialer(h)}
 
+	// A restart keeps the previous process's log (why it ended) beside.
+	_ = os.Rename(a.RunLog(), a.RunLog()+".prev")
 	logf, err := os.Create(a.RunLog())
 	if err != nil {
 		return driver.Endpoint{}, fmt.Errorf("artemis: %w", err)

@@ -3,8 +3,25 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 )
+
+// Exited implements Watched.
+func (a *Artemis) Exited() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.run == nil {
+		return nil
+	}
+	select {
+	case <-a.run.exited:
+		return fmt.Errorf("artemis (PID %d) exited on its own (%v); last output: %s (full log: %s)",
+			a.run.cmd.Process.Pid, a.run.waitErr, tailFile(a.RunLog(), 3), a.RunLog())
+	default:
+		return nil
+	}
+}
 
 // Kill implements Restartable: SIGKILL to the broker's process group (the
 // JVM dies as in a crash, nothing is shut down cleanly). The instance and

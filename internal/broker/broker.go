@@ -57,6 +57,14 @@ type Broker interface {
 	Settings() map[string]string
 }
 
+// Watched is a broker whose process the lab checks between cases.
+type Watched interface {
+	// Exited is nil while the process that Start (or Restart) launched
+	// runs, or after a deliberate Stop or Kill; once the process has
+	// ended on its own it says how (exit status, last lines of its log).
+	Exited() error
+}
+
 // LoopbackHost runs brokers on the host's loopback interface.
 type LoopbackHost struct{}
 

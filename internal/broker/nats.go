@@ -182,6 +182,22 @@ func (n *NATS) waitReady(ctx context.Context, exited <-chan struct{}) error {
 	return nil
 }
 
+// Exited implements Watched.
+func (n *NATS) Exited() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return nil
+	}
+	select {
+	case <-n.exited:
+		return fmt.Errorf("nats-server (PID %d) exited on its own (%v); last output: %s (full log: %s)",
+			n.cmd.Process.Pid, n.cmd.ProcessState, tailFile(n.logPath, 3), n.logPath)
+	default:
+		return nil
+	}
+}
+
 // Kill implements Restartable: SIGKILL to the server's process group, as a
 // crash; the store stays for Restart.
 func (n *NATS) Kill() error {

@@ -272,7 +272,14 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			revived, err := reviveBroker(ctx, b, o.Log)
+			if err != nil {
+				return err
+			}
 			rec := runCase(ctx, o, drv, b, nw, c, rep, runID, p)
+			if revived != "" {
+				rec.Flags = append(rec.Flags, revived)
+			}
 			if rec.Result != nil && rec.Result.Histogram != nil {
 				if enc, err := rec.Result.Histogram.Encode(); err == nil {
 					rec.HistFile, _ = bundle.WriteHistogram(histName(rec), enc)
@@ -291,6 +298,32 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 		}
 	}
 	return nil
+}
+
+// reviveBroker restarts a broker whose process ended on its own (a crash,
+// the OOM killer, a stray signal) before the next case, so that one death
+// costs the case it happened in, not every case after it. It returns the
+// flag for the next record, or an error when the broker cannot be
+// restarted (the run cannot go on with it).
+func reviveBroker(ctx context.Context, b broker.Broker, log io.Writer) (string, error) {
+	w, ok := b.(broker.Watched)
+	if !ok {
+		return "", nil
+	}
+	exit := w.Exited()
+	if exit == nil {
+		return "", nil
+	}
+	fmt.Fprintf(log, "broker %s died: %v; restarting it\n", b.Name(), exit)
+	r, ok := b.(broker.Restartable)
+	if !ok {
+		return "", fmt.Errorf("%v, and it cannot be restarted", exit)
+	}
+	_ = r.Kill() // the rest of its process group, and its state
+	if err := r.Restart(ctx); err != nil {
+		return "", fmt.Errorf("%v; restart failed: %w", exit, err)
+	}
+	return "broker-restarted: before this case, because " + exit.Error(), nil
 }
 
 // warmUp runs the broker's first case once, unrecorded, so that a freshly
@@ -400,7 +433,19 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		rec.Error = "purge: " + err.Error()
 		return rec
 	}
+	// With an unshaped set-up the counters restart when the shaping is put
+	// back: the case's link figures are taken from there.
+	unshaped := c.ConnectUnshaped && nw.profile.Shaped() && nw.lab != nil
 	before := nw.snapshot()
+	if unshaped {
+		if err := nw.unshape(); err != nil {
+			rec.Error = "lift the link's shaping for connection set-up: " + err.Error()
+			if rerr := nw.reshape(); rerr != nil {
+				rec.Error += "; put it back: " + rerr.Error()
+			}
+			return rec
+		}
+	}
 	interval := time.Second
 	if c.Window < 5*time.Second {
 		interval = c.Window / 5
@@ -420,12 +465,30 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		// On the emulated link a graceful close waits behind the queued data
 		// and the purge below removes everything anyway: drop instead.
 		AbortAtEnd: nw.profile.Shaped()}
+	reshaped := false
+	if unshaped {
+		cfg.Connected = func() error {
+			t := time.Now()
+			err := nw.reshape()
+			reshaped = err == nil
+			rec.Phases.ReshapeS = time.Since(t).Seconds()
+			before = nw.snapshot()
+			return err
+		}
+	}
 	if o.Verbose {
 		cfg.Progress = func(pr load.Progress) {
 			fmt.Fprintf(o.Log, "    %-6s %5.1fs sent %d received %d\n", pr.Phase, pr.Elapsed.Seconds(), pr.Sent, pr.Received)
 		}
 	}
 	res, err := load.Run(ctx, cfg)
+	if unshaped && !reshaped {
+		// A set-up that failed left the link unshaped: the next case must
+		// not start on it.
+		if rerr := nw.reshape(); rerr != nil && err == nil {
+			err = fmt.Errorf("put the link's shaping back: %w", rerr)
+		}
+	}
 	stopSampling()
 	samples := sampler.Stop()
 	rec.WallS = time.Since(rec.Started).Seconds()

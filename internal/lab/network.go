@@ -219,3 +219,24 @@ func (nw *network) waitIdle(ctx context.Context) (time.Duration, bool) {
 	}
 	return time.Since(start), false
 }
+
+// unshape lifts the link's shaping and loss (plain forwarding) for an
+// unshaped connection set-up; reshape puts the profile back. Both are
+// no-ops on an unshaped or loopback network.
+func (nw *network) unshape() error {
+	if nw.lab == nil || !nw.profile.Shaped() {
+		return nil
+	}
+	return nw.lab.Clear()
+}
+
+func (nw *network) reshape() error {
+	if nw.lab == nil || !nw.profile.Shaped() {
+		return nil
+	}
+	b, err := nw.lab.Apply(nw.profile)
+	if err == nil && b != nw.backend {
+		err = fmt.Errorf("link reshaped with backend %s, verified with %s", b, nw.backend)
+	}
+	return err
+}

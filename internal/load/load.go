@@ -47,6 +47,10 @@ type Config struct {
 	// followed by a purge: a graceful close would wait behind the data still
 	// queued for the clients, and the broker would go on sending it.
 	AbortAtEnd bool
+	// Connected, when set, is called once every client is connected and
+	// subscribed, before the warm-up (e.g. to put the link's shaping back
+	// after an unshaped set-up); an error ends the case.
+	Connected func() error
 }
 
 // Progress is a running snapshot.
@@ -145,6 +149,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := r.connect(ctx); err != nil {
 		r.closeAll(r.cfg.AbortAtEnd)
 		return nil, err
+	}
+	if cfg.Connected != nil {
+		if err := cfg.Connected(); err != nil {
+			r.closeAll(r.cfg.AbortAtEnd)
+			return nil, err
+		}
 	}
 	res := r.measure(ctx)
 	res.Connect = res.Start.Sub(connectStart).Seconds()

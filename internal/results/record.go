@@ -76,6 +76,9 @@ type Settings struct {
 	AckIntervalMs int64   `json:"ack_interval_ms"`
 	// Capacity: the case is a capacity measurement (see Throughput.Saturation).
 	Capacity bool `json:"capacity,omitempty"`
+	// ConnectUnshaped: connections were set up with the link's shaping and
+	// loss lifted (scenario.Case.ConnectUnshaped).
+	ConnectUnshaped bool `json:"connect_unshaped,omitempty"`
 }
 
 // SettingsOf extracts the run settings of c.
@@ -84,6 +87,7 @@ func SettingsOf(c scenario.Case) Settings {
 		WarmupS: c.Warmup.Seconds(), WindowS: c.Window.Seconds(), DrainS: c.Drain.Seconds(),
 		Rate: c.Rate, PublishWindow: c.PublishWindow, InFlight: c.InFlight, AckEvery: c.AckEvery,
 		AckIntervalMs: c.AckInterval.Milliseconds(), Capacity: c.Capacity,
+		ConnectUnshaped: c.ConnectUnshaped,
 	}
 }
 
@@ -129,4 +133,7 @@ type Phases struct {
 	// open after it dropped its connections on the emulated link (their
 	// RST was lost), destroyed before the next case (netem.ResetConnections).
 	LeftoverSockets int `json:"leftover_sockets,omitempty"`
+	// ReshapeS is how long putting the link's shaping back after an
+	// unshaped connection set-up took (Settings.ConnectUnshaped).
+	ReshapeS float64 `json:"reshape_s,omitempty"`
 }
