@@ -401,30 +401,13 @@ func TestClearLiftsShapingAndApplyPutsItBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, conn, srv := brokerConnection(t, l)
 	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			defer c.Close()
-			buf := make([]byte, 64)
-			for {
-				n, err := c.Read(buf)
-				if err != nil {
-					return
-				}
-				c.Write(buf[:n])
-			}
-		}
-	}()
-	conn, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer conn.Close()
+	go func() { // echo
+		defer srv.Close()
+		io.Copy(struct{ io.Writer }{srv}, struct{ io.Reader }{srv}) // no splice onto itself
+	}()
 	echo := func(msg string) {
 		t.Helper()
 		conn.SetDeadline(time.Now().Add(10 * time.Second))

@@ -15,30 +15,10 @@ import (
 // FIN needed from the client), and the listener stays.
 func TestResetConnectionsDestroysBothEnds(t *testing.T) {
 	l := upLab(t, Options{})
-	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, cli, srv := brokerConnection(t, l)
 	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			accepted <- c
-		}
-	}()
-	cli, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer cli.Close()
-	var srv net.Conn
-	select {
-	case srv = <-accepted:
-		defer srv.Close()
-	case <-time.After(5 * time.Second):
-		t.Fatal("no connection accepted")
-	}
+	defer srv.Close()
 	n, err := l.ResetConnections()
 	if err != nil {
 		t.Fatal(err)
@@ -56,16 +36,7 @@ func TestResetConnectionsDestroysBothEnds(t *testing.T) {
 	if n, err := l.ResetConnections(); err != nil || n != 0 {
 		t.Errorf("second reset: %d sockets, %v; want 0, nil", n, err)
 	}
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			c.Close()
-		}
-	}()
-	c2, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatalf("the listener did not survive the reset: %v", err)
-	}
-	c2.Close()
+	requireListening(t, l, ln)
 }
 
 // TestDestroyOfAnEndedConnectionSparesTheListener: destroying the 4-tuple
@@ -76,26 +47,8 @@ func TestResetConnectionsDestroysBothEnds(t *testing.T) {
 // every later case was refused.
 func TestDestroyOfAnEndedConnectionSparesTheListener(t *testing.T) {
 	l := upLab(t, Options{})
-	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, cli, srv := brokerConnection(t, l)
 	defer ln.Close()
-	accept := func() <-chan net.Conn {
-		ch := make(chan net.Conn, 1)
-		go func() {
-			if c, err := ln.Accept(); err == nil {
-				ch <- c
-			}
-		}()
-		return ch
-	}
-	accepted := accept()
-	cli, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := <-accepted
 	brokerNS, err := l.nsOf(SideBroker)
 	if err != nil {
 		t.Fatal(err)
@@ -130,13 +83,49 @@ func TestDestroyOfAnEndedConnectionSparesTheListener(t *testing.T) {
 	if err != nil || !gone {
 		t.Fatalf("destroy of the ended connection: gone %v, %v; want gone, nil", gone, err)
 	}
-	accepted = accept()
-	c2, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
+	requireListening(t, l, ln)
+}
+
+// requireListening fails the test unless ln still accepts a connection.
+func requireListening(t *testing.T, l *Lab, ln net.Listener) {
+	t.Helper()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := l.DialContext(t.Context(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatalf("the listener did not survive: %v", err)
 	}
-	c2.Close()
-	if c := <-accepted; c != nil {
-		c.Close()
+	c.Close()
+}
+
+// brokerConnection listens on the broker side and connects to it from the
+// client side: the listener and both ends of the connection.
+func brokerConnection(t *testing.T, l *Lab) (ln net.Listener, cli, srv net.Conn) {
+	t.Helper()
+	ln, err := l.ListenBroker("tcp", net.JoinHostPort(l.BrokerIP(), "0"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	cli, err = l.DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	select {
+	case srv = <-accepted:
+	case <-time.After(5 * time.Second):
+		ln.Close()
+		cli.Close()
+		t.Fatal("no connection accepted")
+	}
+	return ln, cli, srv
 }

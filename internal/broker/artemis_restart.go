@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 )
 
@@ -14,13 +13,7 @@ func (a *Artemis) Exited() error {
 	if a.run == nil {
 		return nil
 	}
-	select {
-	case <-a.run.exited:
-		return fmt.Errorf("artemis (PID %d) exited on its own (%v); last output: %s (full log: %s)",
-			a.run.cmd.Process.Pid, a.run.waitErr, tailFile(a.RunLog(), 3), a.RunLog())
-	default:
-		return nil
-	}
+	return exitedOnItsOwn("artemis", a.run.cmd, a.run.exited, a.RunLog())
 }
 
 // Kill implements Restartable: SIGKILL to the broker's process group (the

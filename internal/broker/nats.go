@@ -189,10 +189,16 @@ func (n *NATS) Exited() error {
 	if n.cmd == nil {
 		return nil
 	}
+	return exitedOnItsOwn("nats-server", n.cmd, n.exited, n.logPath)
+}
+
+// exitedOnItsOwn is Watched.Exited for cmd, whose reaping closes exited:
+// nil while it runs, else how it ended and the end of its log.
+func exitedOnItsOwn(what string, cmd *exec.Cmd, exited <-chan struct{}, log string) error {
 	select {
-	case <-n.exited:
-		return fmt.Errorf("nats-server (PID %d) exited on its own (%v); last output: %s (full log: %s)",
-			n.cmd.Process.Pid, n.cmd.ProcessState, tailFile(n.logPath, 3), n.logPath)
+	case <-exited:
+		return fmt.Errorf("%s (PID %d) exited on its own (%v); last output: %s (full log: %s)",
+			what, cmd.Process.Pid, cmd.ProcessState, tailFile(log, 3), log)
 	default:
 		return nil
 	}
