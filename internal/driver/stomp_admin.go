@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -190,7 +191,9 @@ func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error)
 		d.admin = a
 	}
 	err := fn(d.admin)
-	if err != nil && d.admin.conn.failure() != nil {
+	// A broken connection, or one the broker stopped answering on: the
+	// next call dials a fresh one.
+	if err != nil && (d.admin.conn.failure() != nil || errors.Is(err, context.DeadlineExceeded)) {
 		d.admin.conn.close(time.Second)
 		d.admin = nil
 	}

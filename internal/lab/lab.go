@@ -314,16 +314,23 @@ func reviveBroker(ctx context.Context, b broker.Broker, log io.Writer) (string, 
 	if exit == nil {
 		return "", nil
 	}
-	fmt.Fprintf(log, "broker %s died: %v; restarting it\n", b.Name(), exit)
+	return restartBroker(ctx, b, log, fmt.Errorf("died before this case: %w", exit))
+}
+
+// restartBroker kills what is left of b and starts it again with the same
+// store, address and credentials (broker.Restartable), for the reason why.
+// It returns the flag for the record of the case that follows.
+func restartBroker(ctx context.Context, b broker.Broker, log io.Writer, why error) (string, error) {
 	r, ok := b.(broker.Restartable)
 	if !ok {
-		return "", fmt.Errorf("%v, and it cannot be restarted", exit)
+		return "", fmt.Errorf("broker %s %v, and it cannot be restarted", b.Name(), why)
 	}
-	_ = r.Kill() // the rest of its process group, and its state
+	fmt.Fprintf(log, "broker %s %v; restarting it\n", b.Name(), why)
+	_ = r.Kill()
 	if err := r.Restart(ctx); err != nil {
-		return "", fmt.Errorf("%v; restart failed: %w", exit, err)
+		return "", fmt.Errorf("broker %s %v; restart failed: %w", b.Name(), why, err)
 	}
-	return "broker-restarted: before this case, because " + exit.Error(), nil
+	return "broker-restarted: " + why.Error(), nil
 }
 
 // warmUp runs the broker's first case once, unrecorded, so that a freshly
@@ -428,6 +435,17 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	}
 	purgeStart := time.Now()
 	err := purgeRetrying(ctx, drv, "pslab-")
+	if err != nil && ctx.Err() == nil {
+		// A broker that does not answer its administration any more (seen:
+		// an Artemis 2.44 deadlock in deleteAddress while it tore down an
+		// aborted STOMP connection, docs/artemis.md) would fail every later
+		// case: restart it, and purge what its store kept.
+		flag, rerr := restartBroker(ctx, b, o.Log, fmt.Errorf("stopped answering (purge: %w)", err))
+		if rerr == nil {
+			rec.Flags = append(rec.Flags, flag)
+			err = purgeRetrying(ctx, drv, "pslab-")
+		}
+	}
 	rec.Phases.PurgeS = time.Since(purgeStart).Seconds()
 	if err != nil {
 		rec.Error = "purge: " + err.Error()
@@ -493,6 +511,21 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	samples := sampler.Stop()
 	rec.WallS = time.Since(rec.Started).Seconds()
 	rec.Network.Link = nw.linkOver(before)
+	if cfg.AbortAtEnd {
+		// First the sockets the dropped connections left on the broker, so
+		// that the broker has torn those connections down before the purge
+		// deletes their addresses: Artemis 2.44 can deadlock when a
+		// deleteAddress disconnects a consumer whose connection is failing
+		// at that moment (docs/artemis.md).
+		n, rerr := nw.resetConnections()
+		rec.Phases.LeftoverSockets = n
+		if rerr != nil {
+			rec.Flags = append(rec.Flags, "reset-failed: "+rerr.Error())
+		}
+		if n > 0 {
+			time.Sleep(teardownSettle)
+		}
+	}
 	// A failed purge after the case does not spoil what was measured: it is
 	// flagged, and the next case's purge (which must succeed) retries it.
 	purgeStart = time.Now()
@@ -500,13 +533,6 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	rec.Phases.PurgeAfterS = time.Since(purgeStart).Seconds()
 	if perr != nil {
 		rec.Flags = append(rec.Flags, "purge-after-failed: "+perr.Error())
-	}
-	if cfg.AbortAtEnd {
-		n, rerr := nw.resetConnections()
-		rec.Phases.LeftoverSockets = n
-		if rerr != nil {
-			rec.Flags = append(rec.Flags, "reset-failed: "+rerr.Error())
-		}
 	}
 	if err != nil {
 		rec.Error = err.Error()
@@ -522,6 +548,11 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	rec.Flags = append(rec.Flags, flagsFor(rec)...)
 	return rec
 }
+
+// teardownSettle is the pause between destroying a case's leftover
+// sockets and purging its addresses, for the broker to clean up the
+// connections it just lost.
+const teardownSettle = 300 * time.Millisecond
 
 // resourcesOf summarises samples: CPU is the mean over samples whose
 // interval lies inside the window [from, to] (seconds since sampling
