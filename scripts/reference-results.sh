@@ -5,7 +5,7 @@
 # its wall time. Usage (as root): bash scripts/reference-results.sh [part...]
 # Parts: smoke scale-400 wifi-link-bound netem-verify (default: all), and
 # gaddah-kunz-quick (not in the default: about 25 minutes), gaddah-kunz-set1
-# (full settings, 3 repetitions: about 55 minutes), gaddah-kunz-set2 (about
+# (full settings, 3 repetitions: about 47 minutes), gaddah-kunz-set2 (about
 # 22 minutes), gaddah-kunz-report (results/REPORT.md and results/plots over
 # both sets; no measurement), henjes (Henjes et al.'s filter and capacity
 # experiments on both brokers with the model fits: about 15 minutes), faults
