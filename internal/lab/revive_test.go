@@ -3,6 +3,7 @@ package lab
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 	"pslab/netem"
 )
@@ -85,4 +87,49 @@ func TestUnshapedConnectSetUp(t *testing.T) {
 	assert.Less(t, r.Result.SubTput, 2*linkBound, "the window ran on the emulated link")
 	assert.Greater(t, r.Result.SubTput, 0.0)
 	assert.NotNil(t, r.Network.Link, "the link's counters over the case")
+}
+
+// hungDriver is a driver whose broker stops answering: its first purges
+// fail until the broker process changes (a restart), and it runs no load.
+type hungDriver struct {
+	driver.Driver // nil: only the methods below are called
+	b             broker.Broker
+	hungPID       int
+	purges        int
+}
+
+func (d *hungDriver) Name() string                      { return "nats" }
+func (d *hungDriver) Mechanism(scenario.Factors) string { return "test" }
+func (d *hungDriver) Supports(scenario.Factors) error   { return errors.New("no load in this test") }
+func (d *hungDriver) Purge(context.Context, string) error {
+	d.purges++
+	if d.b.PID() == d.hungPID {
+		return errors.New("management: no reply")
+	}
+	return nil
+}
+
+// TestUnansweringBrokerIsRestarted: a broker whose purge before a case
+// fails twice is killed and started again, the purge is retried, and the
+// case's record is flagged broker-restarted.
+func TestUnansweringBrokerIsRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 10 s between purges")
+	}
+	n := broker.NewNATS(broker.NATSConfig{})
+	_, err := n.Start(context.Background(), broker.LoopbackHost{})
+	require.NoError(t, err)
+	defer n.Stop(context.Background())
+	d := &hungDriver{b: n, hungPID: n.PID()}
+	c := scenario.Defaults()
+	c.ID = "h"
+	nw := &network{profile: netem.Profile{Name: "wireline"}, host: broker.LoopbackHost{}}
+	p := Plan{Suite: &scenario.Suite{Name: "t", File: "t.yaml"}}
+	var log bytes.Buffer
+	rec := runCase(context.Background(), Options{Log: &log}, d, n, nw, c, 1, "test", p)
+	assert.Equal(t, 4, d.purges, "two failed purges, one after the restart, one after the case")
+	assert.NotEqual(t, d.hungPID, n.PID(), "a new broker process")
+	require.NotEmpty(t, rec.Flags)
+	assert.True(t, strings.HasPrefix(rec.Flags[0], "broker-restarted: stopped answering"), rec.Flags[0])
+	assert.Contains(t, rec.Error, "no load in this test", "the case went on after the restart")
 }
