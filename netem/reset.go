@@ -42,9 +42,6 @@ func (l *Lab) ResetConnections() (int, error) {
 				if !k.ID.Destination.Equal(peer) {
 					continue
 				}
-				if k.State == tcpListen {
-					continue
-				}
 				gone, err := destroySocket(k.ID)
 				if err != nil {
 					return fmt.Errorf("destroy %s:%d -> %s:%d: %w", k.ID.Source, k.ID.SourcePort, k.ID.Destination, k.ID.DestinationPort, err)
@@ -61,9 +58,6 @@ func (l *Lab) ResetConnections() (int, error) {
 	}
 	return n, nil
 }
-
-// tcpListen is TCP_LISTEN in the kernel's socket states.
-const tcpListen = 10
 
 // destroySocket destroys the TCP socket id names (SOCK_DESTROY), in the
 // calling thread's namespace, and reports whether it was already gone.

@@ -452,17 +452,17 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		return rec
 	}
 	// With an unshaped set-up the counters restart when the shaping is put
-	// back: the case's link figures are taken from there.
-	unshaped := c.ConnectUnshaped && nw.profile.Shaped() && nw.lab != nil
-	before := nw.snapshot()
-	if unshaped {
-		if err := nw.unshape(); err != nil {
-			rec.Error = "lift the link's shaping for connection set-up: " + err.Error()
-			if rerr := nw.reshape(); rerr != nil {
-				rec.Error += "; put it back: " + rerr.Error()
-			}
-			return rec
+	// back: the case's link figures are taken from there (Connected below).
+	unshaped := c.ConnectUnshaped && nw.shapedLink()
+	var before *netem.Counters
+	if !unshaped {
+		before = nw.snapshot()
+	} else if err := nw.unshape(); err != nil {
+		rec.Error = "lift the link's shaping for connection set-up: " + err.Error()
+		if rerr := nw.reshape(); rerr != nil {
+			rec.Error += "; put it back: " + rerr.Error()
 		}
+		return rec
 	}
 	interval := time.Second
 	if c.Window < 5*time.Second {

@@ -193,7 +193,7 @@ const idleBound = 30 * time.Second
 // case's link (and time out its connection set-up). It returns how long it
 // waited, and whether the link went quiet.
 func (nw *network) waitIdle(ctx context.Context) (time.Duration, bool) {
-	if nw.lab == nil || !nw.profile.Shaped() {
+	if !nw.shapedLink() {
 		return 0, true
 	}
 	start := time.Now()
@@ -220,20 +220,16 @@ func (nw *network) waitIdle(ctx context.Context) (time.Duration, bool) {
 	return time.Since(start), false
 }
 
+// shapedLink reports whether the network is an emulated link with shaping
+// (not wireline, not loopback).
+func (nw *network) shapedLink() bool { return nw.lab != nil && nw.profile.Shaped() }
+
 // unshape lifts the link's shaping and loss (plain forwarding) for an
-// unshaped connection set-up; reshape puts the profile back. Both are
-// no-ops on an unshaped or loopback network.
-func (nw *network) unshape() error {
-	if nw.lab == nil || !nw.profile.Shaped() {
-		return nil
-	}
-	return nw.lab.Clear()
-}
+// unshaped connection set-up; reshape puts the profile back. Both are for
+// a shapedLink.
+func (nw *network) unshape() error { return nw.lab.Clear() }
 
 func (nw *network) reshape() error {
-	if nw.lab == nil || !nw.profile.Shaped() {
-		return nil
-	}
 	b, err := nw.lab.Apply(nw.profile)
 	if err == nil && b != nw.backend {
 		err = fmt.Errorf("link reshaped with backend %s, verified with %s", b, nw.backend)

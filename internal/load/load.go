@@ -146,15 +146,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
 	connectStart := time.Now()
-	if err := r.connect(ctx); err != nil {
+	err := r.connect(ctx)
+	if err == nil && cfg.Connected != nil {
+		err = cfg.Connected()
+	}
+	if err != nil {
 		r.closeAll(r.cfg.AbortAtEnd)
 		return nil, err
-	}
-	if cfg.Connected != nil {
-		if err := cfg.Connected(); err != nil {
-			r.closeAll(r.cfg.AbortAtEnd)
-			return nil, err
-		}
 	}
 	res := r.measure(ctx)
 	res.Connect = res.Start.Sub(connectStart).Seconds()
