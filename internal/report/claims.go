@@ -16,6 +16,7 @@ type Verdict string
 const (
 	Holds         Verdict = "holds"
 	DoesNotHold   Verdict = "does not hold"
+	Inconclusive  Verdict = "inconclusive"
 	NotMeasurable Verdict = "not measurable"
 )
 
@@ -36,14 +37,22 @@ type Item struct {
 	Label    string  // e.g. "gaddah-kunz-set1 05↔07 wireline"
 	Value    float64 // the compared quantity, usually a ratio
 	Text     string  // the numbers behind it
-	Supports bool    // the item agrees with the claim
+	Supports bool    // the item agrees with the claim (the test holds, for measurements)
 	Flags    []string
+	// Test is the statistical verdict on measured repetitions (empty on
+	// the paper's values, which are single numbers); P its p-value (the
+	// smaller, the stronger the evidence for the claim); Evidence the
+	// repetitions and deliveries per record behind it.
+	Test     TestVerdict
+	P        float64
+	Evidence string
 }
 
 // Outcome is a claim evaluated on one source.
 type Outcome struct {
 	Verdict Verdict
-	Support int    // items that agree
+	Support int    // items that agree (the test holds, for measurements)
+	Against int    // measured items whose test does not hold
 	Total   int    // items evaluated
 	Reason  string // for NotMeasurable: what is missing
 	Items   []Item
@@ -73,6 +82,16 @@ type point struct {
 	flags                  []string
 	quick                  bool
 	countsFromQuick        bool // paper point whose counts come from a --quick record
+	reps                   *repValues
+}
+
+// repValues are a measured point's per-repetition values (nil on the
+// paper's values).
+type repValues struct {
+	pub, sub, lat, late []float64 // lat only for repetitions with deliveries
+	subPub, pubSub      []float64 // per record
+	deliveries          []int64   // received in the window, per record
+	mechanism           string    // what the factors meant on the broker (first record)
 }
 
 // points is one source's numbers, indexed by suite, network and factors.
@@ -118,6 +137,7 @@ func measuredPoints(d *Dataset, broker string) *points {
 				for name := range g.Flags {
 					p.flags = append(p.flags, name)
 				}
+				p.reps = repValuesOf(g)
 				sort.Strings(p.flags)
 				ps.add(p)
 			}
@@ -187,33 +207,17 @@ func EvaluateClaims(d *Dataset) []Claim {
 	return out
 }
 
-// finish turns evaluated items into a verdict: the claim holds when more
-// than half of the items agree with it.
+// finish turns evaluated items into a verdict (Outcome.tally).
 func finish(def claimDef, ps *points, o Outcome) Outcome {
-	o.Total = len(o.Items)
-	o.Support = 0
-	for _, it := range o.Items {
-		if it.Supports {
-			o.Support++
-		}
-		if len(it.Flags) > 0 {
-			o.Flagged++
-		}
-	}
+	o.tally()
 	for _, p := range ps.all {
 		o.Quick = o.Quick || p.quick
 	}
 	switch {
 	case o.Total == 0 && o.Reason == "" && len(o.Skipped) > 0:
-		o.Verdict, o.Reason = NotMeasurable, "no comparison could be made (see \"Not compared\" below)"
+		o.Reason = "no comparison could be made (see \"Not compared\" below)"
 	case o.Total == 0 && o.Reason == "":
-		o.Verdict, o.Reason = NotMeasurable, "no comparable cases in the results (see Needs)"
-	case o.Total == 0:
-		o.Verdict = NotMeasurable
-	case 2*o.Support > o.Total:
-		o.Verdict = Holds
-	default:
-		o.Verdict = DoesNotHold
+		o.Reason = "no comparable cases in the results (see Needs)"
 	}
 	return o
 }
@@ -298,10 +302,10 @@ func metricWords(m string) string {
 	return "latency ms"
 }
 
-// compare builds one item per pair from the ratio b/a of a metric;
-// supports decides whether the ratio agrees with the claim. Pairs whose
-// ratio cannot be formed are listed as skipped.
-func compare(o *Outcome, prs []pair, m, nameA, nameB string, supports func(r float64) bool) {
+// compare builds one item per pair from the ratio b/a of a metric,
+// judged by the rule (on measurements, a test on the log values of the
+// repetitions). Pairs whose ratio cannot be formed are listed as skipped.
+func compare(o *Outcome, prs []pair, m, nameA, nameB string, ru rule) {
 	for _, p := range prs {
 		va, vb := metricOf(p.a, m), metricOf(p.b, m)
 		r := ratio(vb, va)
@@ -310,17 +314,20 @@ func compare(o *Outcome, prs []pair, m, nameA, nameB string, supports func(r flo
 			o.Skipped = append(o.Skipped, fmt.Sprintf("%s: %s %s %s, %s %s (no ratio)", label, nameA, metricWords(m), FormatNum(va), nameB, FormatNum(vb)))
 			continue
 		}
-		o.Items = append(o.Items, Item{
-			Key: label, Label: label, Value: r, Supports: supports(r), Flags: pairFlags(p.a, p.b),
+		it := Item{
+			Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(p.a, p.b),
 			Text: fmt.Sprintf("%s %s / %s %s = %s", nameB, FormatNum(vb), nameA, FormatNum(va), FormatRatio(r)),
-		})
+		}
+		testItem(&it, ru.h, 0, false, term{p.a, m, -1}, term{p.b, m, 1})
+		o.Items = append(o.Items, it)
 	}
 }
 
 // compareRatios builds one item per pair of pairs: the ratio b/a on the
-// wireless link against the same ratio on the wireline.
+// wireless link against the same ratio on the wireline (on measurements,
+// the four-sample contrast of log means).
 func compareRatios(o *Outcome, ps *points, isA func(scenario.Factors) bool, other func(scenario.Factors) scenario.Factors,
-	m, nameA, nameB string, supports func(wl, wi float64) bool) {
+	m, nameA, nameB string, ru rule) {
 	for _, p := range pairsOn(ps, []string{Wireline}, isA, other) {
 		wa, wb := ps.find(p.a.suite, Wireless, p.a.f), ps.find(p.b.suite, Wireless, p.b.f)
 		label := fmt.Sprintf("%s %s↔%s", p.a.suite, p.a.caseID, p.b.caseID)
@@ -334,10 +341,12 @@ func compareRatios(o *Outcome, ps *points, isA func(scenario.Factors) bool, othe
 			o.Skipped = append(o.Skipped, label+": a ratio cannot be formed (missing or zero values)")
 			continue
 		}
-		o.Items = append(o.Items, Item{
-			Key: label, Label: label, Value: ri / rl, Supports: supports(rl, ri), Flags: pairFlags(p.a, p.b, wa, wb),
+		it := Item{
+			Key: label, Label: label, Value: ri / rl, Supports: ru.paper(ri / rl), Flags: pairFlags(p.a, p.b, wa, wb),
 			Text: fmt.Sprintf("%s/%s %s: wireline %s, wireless %s", nameB, nameA, metricWords(m), FormatRatio(rl), FormatRatio(ri)),
-		})
+		}
+		testItem(&it, ru.h, 0, false, term{wb, m, 1}, term{wa, m, -1}, term{p.b, m, -1}, term{p.a, m, 1})
+		o.Items = append(o.Items, it)
 	}
 }
 
@@ -350,12 +359,16 @@ func above(r float64) bool { return r > 1+Tolerance }
 // below: more than the tolerance below 1.
 func below(r float64) bool { return r < 1-Tolerance }
 
-// summary of an outcome for tables: "holds (14/16)".
+// summary of an outcome for tables: "holds (14/16)", or for
+// measurements "inconclusive (5 hold, 2 do not, 9 inconclusive of 16)".
 func (o Outcome) summary() string {
 	if o.Verdict == NotMeasurable {
 		return string(o.Verdict)
 	}
 	s := fmt.Sprintf("%s (%d/%d)", o.Verdict, o.Support, o.Total)
+	if o.tested() {
+		s = fmt.Sprintf("%s (%d hold, %d do not, %d inconclusive of %d)", o.Verdict, o.Support, o.Against, o.Total-o.Support-o.Against, o.Total)
+	}
 	var notes []string
 	if o.Flagged > 0 {
 		notes = append(notes, fmt.Sprintf("%d flagged", o.Flagged))
@@ -367,4 +380,14 @@ func (o Outcome) summary() string {
 		s += " [" + strings.Join(notes, ", ") + "]"
 	}
 	return s
+}
+
+// tested: the items carry statistical tests (measurements).
+func (o Outcome) tested() bool {
+	for _, it := range o.Items {
+		if it.Test != "" {
+			return true
+		}
+	}
+	return false
 }
