@@ -1,0 +1,202 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Comparison verdicts of `pslab compare`.
+const (
+	Same         = "same"
+	Differs      = "differs"
+	CompareUndec = "inconclusive"
+)
+
+// RatioCI is the ratio B/A of the means of a metric's repetitions, from
+// Welch's t on log values: the ratio of geometric means with its 95 % CI,
+// the two-sided p-value of "no difference", and the verdict: differs when
+// the CI excludes 1, same when TOST shows the ratio within ±margin,
+// inconclusive otherwise.
+type RatioCI struct {
+	Ratio, Lo, Hi, P float64
+	Verdict          string
+	NA, NB           int
+	Reason           string // why there is no ratio (Ratio NaN)
+}
+
+// ratioCI compares two samples.
+func ratioCI(a, b []float64, margin float64) RatioCI {
+	r := RatioCI{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), NA: len(a), NB: len(b), Verdict: CompareUndec}
+	la, okA := logs(a)
+	lb, okB := logs(b)
+	if !okA || !okB || len(a) == 0 || len(b) == 0 {
+		r.Reason = "a value is 0 or missing"
+		return r
+	}
+	c, err := NewContrast([][]float64{la, lb}, []float64{-1, 1})
+	if err != nil {
+		r.Ratio = math.Exp(mean(lb) - mean(la))
+		r.Reason = err.Error()
+		return r
+	}
+	lo, hi := c.CI(Alpha)
+	r.Ratio, r.Lo, r.Hi, r.P = math.Exp(c.Est), math.Exp(lo), math.Exp(hi), c.PTwoSided()
+	switch {
+	case r.P < Alpha:
+		r.Verdict = Differs
+	case c.PEquivalent(math.Log(1-margin), math.Log(1+margin)) < Alpha:
+		r.Verdict = Same
+	}
+	return r
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// CompareRow is one case × broker × network found in both result sets.
+type CompareRow struct {
+	Key      GroupKey
+	Name     string
+	Sub, Lat RatioCI
+}
+
+// Comparison is the result of comparing result set B against A.
+type Comparison struct {
+	Margin         float64
+	Rows           []CompareRow
+	OnlyA, OnlyB   []GroupKey
+	FactorsDiffer  []GroupKey // same case id, different factors: not compared
+	RecordsA, RecsB int
+}
+
+// Compare compares every case × broker × network of b with the same one
+// of a (full and --quick runs are matched separately).
+func Compare(a, b *Dataset, margin float64) Comparison {
+	cmp := Comparison{Margin: margin, RecordsA: a.Records, RecsB: b.Records}
+	for _, ga := range a.Groups {
+		gb := b.index[ga.GroupKey]
+		switch {
+		case gb == nil:
+			cmp.OnlyA = append(cmp.OnlyA, ga.GroupKey)
+			continue
+		case gb.Factors != ga.Factors:
+			cmp.FactorsDiffer = append(cmp.FactorsDiffer, ga.GroupKey)
+			continue
+		}
+		ra, rb := repValuesOf(ga), repValuesOf(gb)
+		cmp.Rows = append(cmp.Rows, CompareRow{Key: ga.GroupKey, Name: ga.Name,
+			Sub: ratioCI(ra.sub, rb.sub, margin), Lat: ratioCI(ra.lat, rb.lat, margin)})
+	}
+	for _, gb := range b.Groups {
+		if a.index[gb.GroupKey] == nil {
+			cmp.OnlyB = append(cmp.OnlyB, gb.GroupKey)
+		}
+	}
+	return cmp
+}
+
+func keyText(k GroupKey) string {
+	s := fmt.Sprintf("%s %s %s %s", k.Suite, k.Case, k.Broker, k.Network)
+	if k.Quick {
+		s += " (quick)"
+	}
+	return s
+}
+
+func ratioText(r RatioCI) string {
+	switch {
+	case math.IsNaN(r.Ratio):
+		return "– (" + r.Reason + ")"
+	case math.IsNaN(r.Lo):
+		return fmt.Sprintf("%s (no CI: %s)", FormatRatio(r.Ratio), r.Reason)
+	}
+	return fmt.Sprintf("%s [%.3g, %.3g] %s", FormatRatio(r.Ratio), r.Lo, r.Hi, FormatP(r.P))
+}
+
+// Tally counts verdicts of a metric.
+func (c Comparison) Tally(sub bool) map[string]int {
+	n := map[string]int{}
+	for _, r := range c.Rows {
+		if sub {
+			n[r.Sub.Verdict]++
+		} else {
+			n[r.Lat.Verdict]++
+		}
+	}
+	return n
+}
+
+// WriteCompareMarkdown writes the comparison as a markdown table.
+func WriteCompareMarkdown(w io.Writer, c Comparison, nameA, nameB string) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	p("# pslab compare")
+	p("")
+	p("A = %s (%d records), B = %s (%d records). Per case × broker × network: the ratio B/A of subscriber throughput and of mean latency (ratio of geometric means over the repetitions) with its 95 %% CI from Welch's t on log values, and the verdict: **differs** when the CI excludes 1 (p < %.2f), **same** when an equivalence test (TOST) puts the ratio within ±%.0f %%, **inconclusive** otherwise.", nameA, c.RecordsA, nameB, c.RecsB, Alpha, 100*c.Margin)
+	p("")
+	for _, m := range []struct {
+		name string
+		sub  bool
+	}{{"sub throughput", true}, {"mean latency", false}} {
+		t := c.Tally(m.sub)
+		p("- %s: %d same, %d differ, %d inconclusive of %d", m.name, t[Same], t[Differs], t[CompareUndec], len(c.Rows))
+	}
+	p("")
+	p("| case | broker | network | name | sub B/A [95 %% CI] | verdict | latency B/A [95 %% CI] | verdict | reps A/B |")
+	p("|---|---|---|---|---|---|---|---|---|")
+	for _, r := range c.Rows {
+		id := r.Key.Suite + " " + r.Key.Case
+		if r.Key.Quick {
+			id += " (quick)"
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %d/%d |", id, r.Key.Broker, r.Key.Network, strings.ReplaceAll(r.Name, "|", `\|`),
+			ratioText(r.Sub), r.Sub.Verdict, ratioText(r.Lat), r.Lat.Verdict, r.Sub.NA, r.Sub.NB)
+	}
+	p("")
+	for _, l := range []struct {
+		what string
+		ks   []GroupKey
+	}{{"Only in A", c.OnlyA}, {"Only in B", c.OnlyB}, {"Not compared (the same case id ran different factors)", c.FactorsDiffer}} {
+		if len(l.ks) == 0 {
+			continue
+		}
+		var ss []string
+		for _, k := range l.ks {
+			ss = append(ss, keyText(k))
+		}
+		p("%s: %s.", l.what, strings.Join(ss, "; "))
+		p("")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteCompareCSV writes one line per compared row.
+func WriteCompareCSV(w io.Writer, c Comparison) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"suite", "case", "broker", "network", "quick", "reps_a", "reps_b",
+		"sub_ratio", "sub_ci_lo", "sub_ci_hi", "sub_p", "sub_verdict",
+		"lat_ratio", "lat_ci_lo", "lat_ci_hi", "lat_p", "lat_verdict"})
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return fmt.Sprintf("%.6g", x)
+	}
+	for _, r := range c.Rows {
+		_ = cw.Write([]string{r.Key.Suite, r.Key.Case, r.Key.Broker, r.Key.Network, fmt.Sprint(r.Key.Quick),
+			fmt.Sprint(r.Sub.NA), fmt.Sprint(r.Sub.NB),
+			f(r.Sub.Ratio), f(r.Sub.Lo), f(r.Sub.Hi), f(r.Sub.P), r.Sub.Verdict,
+			f(r.Lat.Ratio), f(r.Lat.Lo), f(r.Lat.Hi), f(r.Lat.P), r.Lat.Verdict})
+	}
+	cw.Flush()
+	return cw.Error()
+}
