@@ -70,10 +70,10 @@ type CompareRow struct {
 
 // Comparison is the result of comparing result set B against A.
 type Comparison struct {
-	Margin         float64
-	Rows           []CompareRow
-	OnlyA, OnlyB   []GroupKey
-	FactorsDiffer  []GroupKey // same case id, different factors: not compared
+	Margin          float64
+	Rows            []CompareRow
+	OnlyA, OnlyB    []GroupKey
+	FactorsDiffer   []GroupKey // same case id, different factors: not compared
 	RecordsA, RecsB int
 }
 
