@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -14,7 +12,6 @@ import (
 
 	"pslab/internal/plot"
 	"pslab/internal/report"
-	"pslab/internal/results"
 )
 
 type compareFlags struct {
@@ -104,27 +101,14 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return badInputf("%s and %s have no case x broker x network in common (%d only in A, %d only in B, %d with different factors)",
 			args[0], args[1], len(c.OnlyA), len(c.OnlyB), len(c.FactorsDiffer))
 	}
-	var buf bytes.Buffer
-	var w io.Writer = cmd.OutOrStdout()
-	if f.out != "" {
-		w = &buf
-	}
-	if f.format == "csv" {
-		err = report.WriteCompareCSV(w, c)
-	} else {
-		err = report.WriteCompareMarkdown(w, c, args[0], args[1])
-	}
+	err = writeOutput(cmd, f.out, "compare", fmt.Sprintf("%d rows", len(c.Rows)), func(w io.Writer) error {
+		if f.format == "csv" {
+			return report.WriteCompareCSV(w, c)
+		}
+		return report.WriteCompareMarkdown(w, c, args[0], args[1])
+	})
 	if err != nil {
 		return err
-	}
-	if f.out != "" {
-		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
-			return err
-		}
-		if err := results.WriteAtomic(f.out, buf.Bytes()); err != nil {
-			return fmt.Errorf("write %s: %w", f.out, err)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "compare: %d rows -> %s\n", len(c.Rows), f.out)
 	}
 	if f.plot != "" {
 		if err := os.MkdirAll(f.plot, 0o755); err != nil {

@@ -64,28 +64,33 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return badInput(err)
 	}
 	d := report.Build(recs)
+	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", d.Records), func(w io.Writer) error {
+		if f.format == "csv" {
+			return report.WriteCSV(w, d)
+		}
+		return report.WriteMarkdown(w, d, report.EvaluateClaims(d), args)
+	})
+}
+
+// writeOutput writes a command's output to standard output, or, with
+// --out, atomically to a file (nothing is written when write fails).
+func writeOutput(cmd *cobra.Command, out, command, what string, write func(io.Writer) error) error {
 	var buf bytes.Buffer
 	var w io.Writer = cmd.OutOrStdout()
-	if f.out != "" {
+	if out != "" {
 		w = &buf
 	}
-	switch f.format {
-	case "md":
-		err = report.WriteMarkdown(w, d, report.EvaluateClaims(d), args)
-	case "csv":
-		err = report.WriteCSV(w, d)
-	}
-	if err != nil {
+	if err := write(w); err != nil {
 		return err
 	}
-	if f.out != "" {
-		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+	if out != "" {
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		if err := results.WriteAtomic(f.out, buf.Bytes()); err != nil {
-			return fmt.Errorf("write %s: %w", f.out, err)
+		if err := results.WriteAtomic(out, buf.Bytes()); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "report: %d records -> %s\n", d.Records, f.out)
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s -> %s\n", command, what, out)
 	}
 	return nil
 }

@@ -426,26 +426,37 @@ func countsOf(curves ...[]*point) string {
 }
 
 // keepUpClaim compares each one-to-one case's subscriber with its
-// publisher throughput on the wireline (measured: per record, paired).
+// publisher throughput on the wireline.
 func keepUpClaim(sel func(scenario.Factors) bool, kind string, ru rule) func(*points) Outcome {
 	return func(ps *points) Outcome {
 		var o Outcome
-		for _, p := range ps.all {
-			if p.network != Wireline || p.f.Model != scenario.OneToOne || p.f.Publishers < 2 || !sel(p.f) {
-				continue
-			}
-			label := fmt.Sprintf("%s %s %s", p.suite, p.caseID, p.network)
-			r := ratio(p.sub, p.pub)
-			if math.IsNaN(r) {
-				o.Skipped = append(o.Skipped, label+": no sub/pub ratio (missing or zero publisher throughput)")
-				continue
-			}
-			it := Item{Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(p),
-				Text: fmt.Sprintf("%s %d/%d/%d: sub %s / pub %s = %s", kind, p.f.Publishers, p.f.Subscribers, p.f.Topics,
-					FormatNum(p.sub), FormatNum(p.pub), FormatRatio(r))}
-			testItem(&it, ru.h, 0, false, term{p, subPerPub, 1})
-			o.Items = append(o.Items, it)
-		}
+		oneToOneRatios(&o, ps, Wireline, sel, false, kind, ru)
 		return o
+	}
+}
+
+// oneToOneRatios builds one item per one-to-one case with N > 1 on a
+// network: the ratio sub/pub (pub/sub when pubOverSub) of its throughputs,
+// tested on measurements per record (paired).
+func oneToOneRatios(o *Outcome, ps *points, network string, sel func(scenario.Factors) bool, pubOverSub bool, kind string, ru rule) {
+	for _, p := range ps.all {
+		if p.network != network || p.f.Model != scenario.OneToOne || p.f.Publishers < 2 || !sel(p.f) {
+			continue
+		}
+		label := fmt.Sprintf("%s %s %s", p.suite, p.caseID, p.network)
+		num, den, q, what := p.sub, p.pub, subPerPub, "sub/pub"
+		if pubOverSub {
+			num, den, q, what = p.pub, p.sub, pubPerSub, "pub/sub"
+		}
+		r := ratio(num, den)
+		if math.IsNaN(r) {
+			o.Skipped = append(o.Skipped, fmt.Sprintf("%s: no %s ratio (a missing or zero throughput)", label, what))
+			continue
+		}
+		it := Item{Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(p),
+			Text: fmt.Sprintf("%s %d/%d/%d: sub %s, pub %s, %s = %s", kind, p.f.Publishers, p.f.Subscribers, p.f.Topics,
+				FormatNum(p.sub), FormatNum(p.pub), what, FormatRatio(r))}
+		testItem(&it, ru.h, 0, false, term{p, q, 1})
+		o.Items = append(o.Items, it)
 	}
 }

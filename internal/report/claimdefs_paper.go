@@ -56,22 +56,7 @@ var paperClaimDefs = []claimDef{
 		needs:     "one-to-one durable 100 B cases with N > 1 on wifi-paper (gaddah-kunz-set1 05, 09, 13)",
 		eval: func(ps *points) Outcome {
 			var o Outcome
-			for _, p := range ps.all {
-				if p.network != Wireless || p.f.Model != scenario.OneToOne || p.f.Publishers < 2 || !isDP(p.f) || p.f.Size != smallBody {
-					continue
-				}
-				label := fmt.Sprintf("%s %s %s", p.suite, p.caseID, p.network)
-				r := ratio(p.pub, p.sub)
-				if math.IsNaN(r) {
-					o.Skipped = append(o.Skipped, label+": no pub/sub ratio (missing or zero subscriber throughput)")
-					continue
-				}
-				ru := ruleAtLeast(1.7)
-				it := Item{Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(p),
-					Text: fmt.Sprintf("pub %s / sub %s = %s", FormatNum(p.pub), FormatNum(p.sub), FormatRatio(r))}
-				testItem(&it, ru.h, 0, false, term{p, pubPerSub, 1})
-				o.Items = append(o.Items, it)
-			}
+			oneToOneRatios(&o, ps, Wireless, func(f scenario.Factors) bool { return isDP(f) && f.Size == smallBody }, true, "durable", ruleAtLeast(1.7))
 			return o
 		},
 	},
