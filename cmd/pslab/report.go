@@ -26,9 +26,14 @@ func newReportCmd() *cobra.Command {
 		Long: `Read result records (run bundle directories or records.jsonl files; several
 are pooled) and write a report:
 
+  - a validity table per broker x network: the rows whose 95 % CI is within
+    ±5 % of the mean on each metric, repetitions used, flags, loss against
+    backlog, and every row that missed the standard with the reason;
   - a claims check: each of Gaddah & Kunz's qualitative conclusions evaluated
-    on the paper's own values and on each broker's measurements, as holds /
-    does not hold / not measurable, with the numbers behind each verdict;
+    on the paper's own values and on each broker's measurements (tested on
+    the repetitions: Welch's t on log values, TOST for "similar"), as holds /
+    does not hold / inconclusive / not measurable, with the p-value and the
+    numbers behind each verdict;
   - per suite, one row per case x broker x network: publisher and subscriber
     throughput (mean ± 95 % half-width over repetitions) and mean latency next
     to the paper's values (wireline against the paper's wireline column,
