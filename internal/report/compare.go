@@ -70,17 +70,17 @@ type CompareRow struct {
 
 // Comparison is the result of comparing result set B against A.
 type Comparison struct {
-	Margin          float64
-	Rows            []CompareRow
-	OnlyA, OnlyB    []GroupKey
-	FactorsDiffer   []GroupKey // same case id, different factors: not compared
-	RecordsA, RecsB int
+	Margin             float64
+	Rows               []CompareRow
+	OnlyA, OnlyB       []GroupKey
+	FactorsDiffer      []GroupKey // same case id, different factors: not compared
+	RecordsA, RecordsB int
 }
 
 // Compare compares every case × broker × network of b with the same one
 // of a (full and --quick runs are matched separately).
 func Compare(a, b *Dataset, margin float64) Comparison {
-	cmp := Comparison{Margin: margin, RecordsA: a.Records, RecsB: b.Records}
+	cmp := Comparison{Margin: margin, RecordsA: a.Records, RecordsB: b.Records}
 	for _, ga := range a.Groups {
 		gb := b.index[ga.GroupKey]
 		switch {
@@ -140,7 +140,7 @@ func WriteCompareMarkdown(w io.Writer, c Comparison, nameA, nameB string) error 
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	p("# pslab compare")
 	p("")
-	p("A = %s (%d records), B = %s (%d records). Per case × broker × network: the ratio B/A of subscriber throughput and of mean latency (ratio of geometric means over the repetitions) with its 95 %% CI from Welch's t on log values, and the verdict: **differs** when the CI excludes 1 (p < %.2f), **same** when an equivalence test (TOST) puts the ratio within ±%.0f %%, **inconclusive** otherwise.", nameA, c.RecordsA, nameB, c.RecsB, Alpha, 100*c.Margin)
+	p("A = %s (%d records), B = %s (%d records). Per case × broker × network: the ratio B/A of subscriber throughput and of mean latency (ratio of geometric means over the repetitions) with its 95 %% CI from Welch's t on log values, and the verdict: **differs** when the CI excludes 1 (p < %.2f), **same** when an equivalence test (TOST) puts the ratio within ±%.0f %%, **inconclusive** otherwise.", nameA, c.RecordsA, nameB, c.RecordsB, Alpha, 100*c.Margin)
 	p("")
 	for _, m := range []struct {
 		name string
