@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,4 +112,28 @@ func TestAckPairsOnDifferentMechanismsLeftOut(t *testing.T) {
 		return
 	}
 	t.Fatal("claim missing")
+}
+
+// The report states that NATS selectors are subject routing when NATS
+// selector records say so, and prints each tested item's p-value and
+// evidence.
+func TestMarkdownStatesNATSSelectorsAndPValues(t *testing.T) {
+	f := scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne, Subscription: scenario.NonDurable,
+		Delivery: scenario.NonPersistent, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 2048}
+	g := f
+	g.Selector = true
+	rec := func(id string, fs scenario.Factors, sub float64, mech string) results.Record {
+		return results.Record{Schema: 1, Suite: "s", CaseID: id, Broker: "nats", Mechanism: mech,
+			Network: results.Network{Profile: Wireline}, Factors: fs, Result: resultWith(sub, sub)}
+	}
+	write := func(mech string) string {
+		d := Build(replicate([]results.Record{rec("1", f, 1000, "core NATS subscription"), rec("2", g, 100, mech)}))
+		var b strings.Builder
+		require.NoError(t, WriteMarkdown(&b, d, EvaluateClaims(d), []string{"x"}))
+		return b.String()
+	}
+	md := write("core NATS subscription; selector as subject per value: subscriber takes 20 subjects")
+	assert.Contains(t, md, "NATS has no message selectors")
+	assert.Contains(t, md, "p<0.001; n 3, ≥0 deliveries/record")
+	assert.NotContains(t, write("core NATS subscription"), "NATS has no message selectors")
 }
