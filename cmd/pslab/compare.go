@@ -32,8 +32,9 @@ subscriber throughput and of mean latency (ratio of geometric means over the
 repetitions) with its 95 % confidence interval from Welch's t on log values,
 and a verdict:
 
-  differs       the CI excludes 1 (p < 0.05)
   same          an equivalence test (TOST) puts the ratio within ±margin
+                (a smaller difference may still be significant)
+  differs       otherwise, the CI excludes 1 (p < 0.05)
   inconclusive  neither (too few repetitions, or too much noise)
 
 Rows found in one set only, and case ids whose factors differ between the

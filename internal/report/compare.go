@@ -17,9 +17,10 @@ const (
 
 // RatioCI is the ratio B/A of the means of a metric's repetitions, from
 // Welch's t on log values: the ratio of geometric means with its 95 % CI,
-// the two-sided p-value of "no difference", and the verdict: differs when
-// the CI excludes 1, same when TOST shows the ratio within ±margin,
-// inconclusive otherwise.
+// the two-sided p-value of "no difference", and the verdict: same when
+// TOST shows the ratio within ±margin (even if a smaller difference is
+// significant), differs when the CI excludes 1 otherwise, inconclusive
+// otherwise.
 type RatioCI struct {
 	Ratio, Lo, Hi, P float64
 	Verdict          string
@@ -45,10 +46,10 @@ func ratioCI(a, b []float64, margin float64) RatioCI {
 	lo, hi := c.CI(Alpha)
 	r.Ratio, r.Lo, r.Hi, r.P = math.Exp(c.Est), math.Exp(lo), math.Exp(hi), c.PTwoSided()
 	switch {
+	case c.PEquivalent(math.Log(1-margin), math.Log(1+margin)) < Alpha:
+		r.Verdict = Same // a difference, if any, shown to be within the margin
 	case r.P < Alpha:
 		r.Verdict = Differs
-	case c.PEquivalent(math.Log(1-margin), math.Log(1+margin)) < Alpha:
-		r.Verdict = Same
 	}
 	return r
 }
@@ -140,7 +141,7 @@ func WriteCompareMarkdown(w io.Writer, c Comparison, nameA, nameB string) error 
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	p("# pslab compare")
 	p("")
-	p("A = %s (%d records), B = %s (%d records). Per case × broker × network: the ratio B/A of subscriber throughput and of mean latency (ratio of geometric means over the repetitions) with its 95 %% CI from Welch's t on log values, and the verdict: **differs** when the CI excludes 1 (p < %.2f), **same** when an equivalence test (TOST) puts the ratio within ±%.0f %%, **inconclusive** otherwise.", nameA, c.RecordsA, nameB, c.RecordsB, Alpha, 100*c.Margin)
+	p("A = %s (%d records), B = %s (%d records). Per case × broker × network: the ratio B/A of subscriber throughput and of mean latency (ratio of geometric means over the repetitions) with its 95 %% CI from Welch's t on log values, and the verdict: **same** when an equivalence test (TOST) puts the ratio within ±%.0f %% (a smaller difference may still be significant), **differs** when otherwise the CI excludes 1 (p < %.2f), **inconclusive** otherwise.", nameA, c.RecordsA, nameB, c.RecordsB, 100*c.Margin, Alpha)
 	p("")
 	for _, m := range []struct {
 		name string

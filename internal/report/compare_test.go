@@ -97,3 +97,14 @@ func TestValidityTable(t *testing.T) {
 	assert.Contains(t, joined, "1 repetition (no CI)")
 	assert.Contains(t, joined, "sub throughput ±")
 }
+
+// A small but significant difference inside the margin is "same", with
+// its p-value below 0.05: the margin decides, the p-value shows it.
+func TestCompareSmallSignificantDifferenceIsSame(t *testing.T) {
+	a := Build(set(map[string][]float64{"x": {100, 100.2, 99.8, 100}}))
+	b := Build(set(map[string][]float64{"x": {103, 103.2, 102.8, 103}}))
+	r := Compare(a, b, 0.10).Rows[0].Sub
+	assert.Equal(t, Same, r.Verdict)
+	assert.Less(t, r.P, Alpha)
+	assert.Equal(t, Differs, Compare(a, b, 0.01).Rows[0].Sub.Verdict)
+}
