@@ -20,6 +20,7 @@ import (
 
 	"pslab/internal/audit"
 	"pslab/internal/broker"
+	"pslab/internal/brokers"
 	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/metrics"
@@ -58,6 +59,9 @@ type Options struct {
 	// WarmupRun runs each broker's first case once, unrecorded, before
 	// the recorded runs (a just-started JVM broker is slow at first).
 	WarmupRun bool
+	// Registry holds the brokers the run may use (nil: every broker
+	// pslab has, brokers.Default).
+	Registry *brokers.Registry
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -98,14 +102,15 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if o.Reps > 0 {
 		p.Reps = o.Reps
 	}
+	reg := o.registry()
 	for _, b := range p.Brokers {
-		if _, ok := brokerKinds[b]; !ok {
-			return p, fmt.Errorf("unknown broker %q (known: %s)", b, strings.Join(BrokerNames(), ", "))
+		if _, err := reg.Get(b); err != nil {
+			return p, err
 		}
 	}
 	for name, u := range o.URLs {
-		if _, ok := brokerKinds[name]; !ok {
-			return p, fmt.Errorf("--url %s=%s: unknown broker %q (known: %s)", name, u, name, strings.Join(BrokerNames(), ", "))
+		if _, err := reg.Get(name); err != nil {
+			return p, fmt.Errorf("--url %s=%s: %w", name, u, err)
 		}
 		ext, err := broker.NewExternal(name, u)
 		if err != nil {
@@ -117,7 +122,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			}
 		}
 		if o.BrokerPID == 0 {
-			if open, detail, err := ext.OpenAccess(context.Background()); err == nil && open {
+			if open, detail, err := reg.OpenAccess(context.Background(), ext); err == nil && open {
 				p.Notes = append(p.Notes, fmt.Sprintf("WARNING: %s at %s lets clients in without credentials (%s): anyone who can reach it can publish and subscribe", name, u, detail))
 			}
 		} else if !ext.HasCredentials() {
@@ -167,18 +172,18 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	var problems []string
 	for _, c := range p.Cases {
 		for _, b := range c.Brokers {
-			if _, ok := brokerKinds[b]; !ok {
-				problems = append(problems, fmt.Sprintf("%s: case %s: brokers: unknown broker %q (known: %s)", c.Where(), c.ID, b, strings.Join(BrokerNames(), ", ")))
+			if _, err := reg.Get(b); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: case %s: brokers: %v", c.Where(), c.ID, err))
 			}
 		}
 	}
 	for _, b := range p.Brokers {
-		k := brokerKinds[b]
+		k, _ := reg.Lookup(b)
 		for _, c := range p.Cases {
 			if !c.ForBroker(b) {
 				continue
 			}
-			if err := k.supports(c.Factors); err != nil {
+			if err := k.Supports(c.Factors); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: case %s on %s: %v", c.Where(), c.ID, b, err))
 			}
 		}
@@ -237,13 +242,15 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 
 func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, nw *network,
 	bName, runID string, unit *int, sum *Summary) error {
-	k := brokerKinds[bName]
+	k, err := o.registry().Get(bName)
+	if err != nil {
+		return err
+	}
 	var b broker.Broker
-	var err error
 	if u, ok := o.URLs[bName]; ok {
 		b, err = broker.NewExternal(bName, u)
 	} else {
-		b, err = k.newBroker(ctx, o.LabName, o.Log)
+		b, err = k.NewBroker(ctx, o.LabName, o.Log)
 	}
 	if err != nil {
 		return err
@@ -254,7 +261,7 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 		return err
 	}
 	defer b.Stop(context.Background())
-	drv, err := k.newDriver(ctx, ep)
+	drv, err := k.NewDriver(ctx, ep)
 	if err != nil {
 		return err
 	}
