@@ -5,5 +5,6 @@ package all
 
 import (
 	_ "pslab/internal/brokers/artemis"
+	_ "pslab/internal/brokers/fake"
 	_ "pslab/internal/brokers/nats"
 )
