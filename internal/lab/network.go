@@ -39,7 +39,7 @@ func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, br
 	}
 	nw := &network{profile: p}
 	if hostNetwork && !p.Shaped() {
-		fmt.Fprintf(log, "note: external broker: running %s over the host network\n", name)
+		fmt.Fprintf(log, "note: external or in-memory broker: running %s over the host network\n", name)
 		nw.host = broker.LoopbackHost{}
 		return nw, nil
 	}

@@ -47,7 +47,7 @@ type Record struct {
 	Throughput *Throughput `json:"throughput,omitempty"`
 	// Filter: kind, n_fltr, n_diff, expected r and the broker mechanism.
 	Filter *FilterInfo `json:"filter,omitempty"`
-	Flags  []string    `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
+	Flags  []Flag      `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
 	// Audit checks the delivery guarantees of the case's combination
 	// against its counts, under its faults.
 	Audit []audit.Check      `json:"audit,omitempty"`
