@@ -10,14 +10,21 @@ import (
 	"pslab/internal/brokers"
 )
 
-// brokerCmdFor returns the descriptor of the broker named by a `pslab
-// broker` argument, or bad input naming the brokers there are.
-func brokerCmdFor(name string) (brokers.Descriptor, error) {
-	d, err := brokers.Default.Get(name)
-	if err != nil {
-		return d, badInputf("%v", err)
+// withBroker runs, for the broker named by the command's argument, the
+// action pick finds in its descriptor; an unknown broker, or one without
+// that action (pick returns nil), is bad input.
+func withBroker(cannot string, pick func(brokers.Descriptor) func(*cobra.Command) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		d, err := brokers.Default.Get(args[0])
+		if err != nil {
+			return badInputf("%v", err)
+		}
+		act := pick(d)
+		if act == nil {
+			return badInputf("%s %s: %s", d.Name, cannot, d.Summary)
+		}
+		return act(cmd)
 	}
-	return d, nil
 }
 
 // brokerList is the registered brokers, one per line, for help texts.
@@ -53,16 +60,12 @@ directory and create an instance with a generated password (stored with mode
 left looking complete. NATS needs no install: it is embedded.`,
 		Example: "  pslab broker install artemis",
 		Args:    argsCheck(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := brokerCmdFor(args[0])
-			if err != nil {
-				return err
-			}
+		RunE: withBroker("cannot be installed", func(d brokers.Descriptor) func(*cobra.Command) error {
 			if d.Install == nil {
-				return badInputf("%s cannot be installed: %s", d.Name, d.Summary)
+				return nil
 			}
-			return d.Install(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+			return func(cmd *cobra.Command) error { return d.Install(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()) }
+		}),
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "start NAME",
@@ -73,16 +76,12 @@ NATS runs as pslab's embedded nats-server with JetStream; Artemis is installed
 first if needed.`,
 		Example: "  pslab broker start nats\n  pslab broker start artemis",
 		Args:    argsCheck(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := brokerCmdFor(args[0])
-			if err != nil {
-				return err
-			}
+		RunE: withBroker("cannot run in the background", func(d brokers.Descriptor) func(*cobra.Command) error {
 			if d.Start == nil {
-				return badInputf("%s cannot run in the background: %s", d.Name, d.Summary)
+				return nil
 			}
-			return d.Start(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+			return func(cmd *cobra.Command) error { return d.Start(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()) }
+		}),
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:     "stop NAME",
@@ -90,16 +89,12 @@ first if needed.`,
 		Long:    "Stop a broker started with `pslab broker start` (SIGTERM, then SIGKILL) and remove its state.",
 		Example: "  pslab broker stop nats\n  pslab broker stop artemis",
 		Args:    argsCheck(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := brokerCmdFor(args[0])
-			if err != nil {
-				return err
-			}
+		RunE: withBroker("has nothing to stop", func(d brokers.Descriptor) func(*cobra.Command) error {
 			if d.Stop == nil {
-				return badInputf("%s has nothing to stop: %s", d.Name, d.Summary)
+				return nil
 			}
-			return d.Stop(cmd.Context(), cmd.OutOrStdout())
-		},
+			return func(cmd *cobra.Command) error { return d.Stop(cmd.Context(), cmd.OutOrStdout()) }
+		}),
 	})
 	return cmd
 }
