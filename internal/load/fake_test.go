@@ -135,7 +135,9 @@ func TestFakeSubscriberDisconnect(t *testing.T) {
 		assert.Empty(t, f.Error)
 		assert.Equal(t, 1, f.Reconnected)
 		assert.Positive(t, st.HeldAway, "the broker held messages while the subscriber was away")
-		assert.Positive(t, f.Backlog)
+		// f.Backlog is not asserted: the engine marks the fault's end once
+		// Subscriber has returned, and the fake may deliver the whole
+		// backlog before that mark (then it counts as none).
 		assert.Zero(t, res.Counts.Lost)
 		assert.Equal(t, st.Redelivered, res.Counts.Redelivered)
 		assert.Equal(t, st.Redelivered, res.Counts.Duplicated, "each redelivery repeats a delivery not acknowledged")
