@@ -169,3 +169,21 @@ func TestCaseStepsTearDownAfterAFailedLoad(t *testing.T) {
 	assert.Equal(t, "pslab-", d.purged[0])
 	assert.True(t, strings.HasPrefix(d.purged[1], "pslab-test-cbad-r1"), d.purged[1])
 }
+
+// TestRunOnFakeRefusesFaultsItCannotApply: a broker restart on the fake
+// and a link outage without the emulated link are refused in the record,
+// not silently skipped; the run goes on with the next case.
+func TestRunOnFakeRefusesFaultsItCannotApply(t *testing.T) {
+	restart := fakeCase("restart", scenario.Durable)
+	restart.Faults = []scenario.Fault{{Kind: scenario.BrokerRestart, At: 300 * time.Millisecond, For: 300 * time.Millisecond}}
+	outage := fakeCase("outage", scenario.Durable)
+	outage.Faults = []scenario.Fault{{Kind: scenario.LinkOutage, At: 300 * time.Millisecond, For: 300 * time.Millisecond}}
+	sum, recs := runOnFake(t, fake.Knobs{}, 1, restart, outage, fakeCase("plain", scenario.NonDurable))
+	require.Len(t, recs, 3)
+	assert.Equal(t, 2, sum.Failed)
+	assert.Contains(t, recs[0].Error, "refused: pslab cannot kill and restart broker fake")
+	assert.Contains(t, recs[1].Error, "refused")
+	assert.Contains(t, recs[1].Error, "emulated link")
+	assert.Empty(t, recs[2].Error)
+	assert.Nil(t, recs[0].Result)
+}
