@@ -1,39 +1,51 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"syscall"
-	"time"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers"
 )
 
-// brokerState is what `pslab broker start` leaves for `stop` (0600: it
-// holds the generated credentials).
-type brokerState struct {
-	Name     string `json:"name"`
-	PID      int    `json:"pid"`
-	URL      string `json:"url"`
-	User     string `json:"user"`
-	Password string `json:"password"`
-	Store    string `json:"store,omitempty"`
+// withBroker runs, for the broker named by the command's argument, the
+// action pick finds in its descriptor; an unknown broker, or one without
+// that action (pick returns nil), is bad input.
+func withBroker(cannot string, pick func(brokers.Descriptor) func(*cobra.Command) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		d, err := brokers.Default.Get(args[0])
+		if err != nil {
+			return badInputf("%v", err)
+		}
+		act := pick(d)
+		if act == nil {
+			return badInputf("%s %s: %s", d.Name, cannot, d.Summary)
+		}
+		return act(cmd)
+	}
 }
 
-func statePath(name string) string { return filepath.Join(broker.CacheDir(), name+".state.json") }
+// brokerList is the registered brokers, one per line, for help texts.
+func brokerList() string {
+	var b strings.Builder
+	for _, n := range brokers.Names() {
+		d, _ := brokers.Lookup(n)
+		fmt.Fprintf(&b, "  %-8s %s\n", n, d.Summary)
+	}
+	return b.String()
+}
 
 func newBrokerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "broker",
 		Short: "Install, start and stop the brokers pslab measures",
 		Long: `Start a broker in the background on loopback for manual use, or stop it.
-` + "`pslab run`" + ` does not need this: it starts (and installs) its own brokers.`,
+` + "`pslab run`" + ` does not need this: it starts (and installs) its own brokers.
+
+Brokers:
+` + brokerList(),
 		Example: `  pslab broker install artemis
   pslab broker start nats
   pslab broker stop nats`,
@@ -48,25 +60,12 @@ directory and create an instance with a generated password (stored with mode
 left looking complete. NATS needs no install: it is embedded.`,
 		Example: "  pslab broker install artemis",
 		Args:    argsCheck(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			switch args[0] {
-			case "nats":
-				fmt.Fprintln(cmd.OutOrStdout(), "nats: embedded in pslab, nothing to install")
-				return nil
-			case "artemis":
-				a := broker.NewArtemis(broker.ArtemisConfig{})
-				if a.Installed() {
-					fmt.Fprintf(cmd.OutOrStdout(), "artemis %s already installed: %s\n", a.Config().Version, a.InstanceDir())
-					return nil
-				}
-				if err := a.Install(cmd.Context(), cmd.ErrOrStderr()); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "artemis %s installed: %s\n", a.Config().Version, a.InstanceDir())
+		RunE: withBroker("cannot be installed", func(d brokers.Descriptor) func(*cobra.Command) error {
+			if d.Install == nil {
 				return nil
 			}
-			return badInputf("unknown broker %q (known: nats, artemis)", args[0])
-		},
+			return func(cmd *cobra.Command) error { return d.Install(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()) }
+		}),
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:   "start NAME",
@@ -77,7 +76,12 @@ NATS runs as pslab's embedded nats-server with JetStream; Artemis is installed
 first if needed.`,
 		Example: "  pslab broker start nats\n  pslab broker start artemis",
 		Args:    argsCheck(cobra.ExactArgs(1)),
-		RunE:    func(cmd *cobra.Command, args []string) error { return brokerStart(cmd, args[0]) },
+		RunE: withBroker("cannot run in the background", func(d brokers.Descriptor) func(*cobra.Command) error {
+			if d.Start == nil {
+				return nil
+			}
+			return func(cmd *cobra.Command) error { return d.Start(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()) }
+		}),
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use:     "stop NAME",
@@ -85,126 +89,14 @@ first if needed.`,
 		Long:    "Stop a broker started with `pslab broker start` (SIGTERM, then SIGKILL) and remove its state.",
 		Example: "  pslab broker stop nats\n  pslab broker stop artemis",
 		Args:    argsCheck(cobra.ExactArgs(1)),
-		RunE:    func(cmd *cobra.Command, args []string) error { return brokerStop(cmd, args[0]) },
+		RunE: withBroker("has nothing to stop", func(d brokers.Descriptor) func(*cobra.Command) error {
+			if d.Stop == nil {
+				return nil
+			}
+			return func(cmd *cobra.Command) error { return d.Stop(cmd.Context(), cmd.OutOrStdout()) }
+		}),
 	})
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newBrokerCmd()) }
-
-func brokerStart(cmd *cobra.Command, name string) error {
-	switch name {
-	case "nats":
-	case "artemis":
-		return artemisStart(cmd)
-	default:
-		return badInputf("unknown broker %q (known: nats, artemis)", name)
-	}
-	if st, err := readState(name); err == nil && processAlive(st.PID) {
-		return fmt.Errorf("%s is already running (pid %d, %s); stop it first with `pslab broker stop %s`", name, st.PID, st.URL, name)
-	}
-	b := broker.NewNATS(broker.NATSConfig{Port: 4222, Detached: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ep, err := b.Start(ctx, broker.LoopbackHost{})
-	if err != nil {
-		return err
-	}
-	st := brokerState{Name: name, PID: b.PID(), URL: ep.URL, User: ep.User, Password: ep.Password, Store: b.Settings()["jetstream_store"]}
-	data, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.MkdirAll(broker.CacheDir(), 0o700); err != nil {
-		return err
-	}
-	if err := os.WriteFile(statePath(name), data, 0o600); err != nil {
-		_ = b.Stop(context.Background())
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s running, pid %d\nurl:      %s\nuser:     %s\npassword: %s\n(state in %s)\n",
-		name, st.PID, st.URL, st.User, st.Password, statePath(name))
-	return nil
-}
-
-// artemisStart starts the Artemis instance on loopback and leaves it
-// running; its PID file lets `stop` (and the next run) find it.
-func artemisStart(cmd *cobra.Command) error {
-	a := broker.NewArtemis(broker.ArtemisConfig{})
-	if !a.Installed() {
-		if err := a.Install(cmd.Context(), cmd.ErrOrStderr()); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ep, err := a.Start(ctx, broker.LoopbackHost{})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "artemis running, pid %d\nurl:      %s\nuser:     %s\npassword: (in %s)\n",
-		a.PID(), ep.URL, ep.User, a.CredentialsFile())
-	return nil
-}
-
-func brokerStop(cmd *cobra.Command, name string) error {
-	switch name {
-	case "nats":
-	case "artemis":
-		pid, err := broker.NewArtemis(broker.ArtemisConfig{}).StopLeftover(context.Background())
-		if err != nil {
-			return err
-		}
-		if pid == 0 {
-			return fmt.Errorf("no running artemis of pslab's instance")
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "artemis stopped (pid %d)\n", pid)
-		return nil
-	default:
-		return badInputf("unknown broker %q (known: nats, artemis)", name)
-	}
-	st, err := readState(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no %s started by `pslab broker start` (no %s)", name, statePath(name))
-	}
-	if err != nil {
-		return err
-	}
-	if processAlive(st.PID) {
-		if err := broker.StopDetached(context.Background(), st.PID, 10*time.Second); err != nil {
-			return err
-		}
-	}
-	if st.Store != "" {
-		os.RemoveAll(st.Store)
-	}
-	if err := os.Remove(statePath(name)); err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s stopped (pid %d)\n", name, st.PID)
-	return nil
-}
-
-func readState(name string) (brokerState, error) {
-	var st brokerState
-	data, err := os.ReadFile(statePath(name))
-	if err != nil {
-		return st, err
-	}
-	return st, json.Unmarshal(data, &st)
-}
-
-// processAlive is true for a running, non-zombie process.
-func processAlive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// state follows the ")" closing the command name
-	for i := len(data) - 1; i >= 0; i-- {
-		if data[i] == ')' && i+2 < len(data) {
-			return data[i+2] != 'Z'
-		}
-	}
-	return true
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/broker"
 	"pslab/internal/results"
 )
 
@@ -51,5 +52,5 @@ func TestExternalBrokerInItsOwnNamespace(t *testing.T) {
 	// The lab is gone; the stand-in container's process is still there.
 	_, err = os.Stat("/run/netns/pslabctr-cli")
 	assert.True(t, os.IsNotExist(err))
-	assert.True(t, processAlive(ctr.Process.Pid))
+	assert.True(t, broker.ProcessAlive(ctr.Process.Pid))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/broker"
 	"pslab/internal/results"
 )
 
@@ -124,7 +125,7 @@ func TestKillNineMidRunLeavesNothingBehind(t *testing.T) {
 	for _, k := range kids {
 		gone := false
 		for i := 0; i < 100 && !gone; i++ {
-			gone = !processAlive(k)
+			gone = !broker.ProcessAlive(k)
 			time.Sleep(100 * time.Millisecond)
 		}
 		assert.True(t, gone, "broker child %d still running 10 s after pslab was killed", k)

@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers"
 	"pslab/netem"
 )
 
@@ -62,7 +62,7 @@ func doctorURLs(ctx context.Context, w io.Writer, urls map[string]string) {
 			fmt.Fprintf(w, "%-8s %-22s %v\n", "error", name, err)
 			continue
 		}
-		open, detail, err := ext.OpenAccess(ctx)
+		open, detail, err := brokers.Default.OpenAccess(ctx, ext)
 		switch {
 		case err != nil:
 			fmt.Fprintf(w, "%-8s %-22s %v\n", "error", name, err)
@@ -87,22 +87,6 @@ func doctor(w io.Writer) {
 		line("ok", "link emulation", "network namespaces, veth and netlink work")
 		line("info", "emulation backend", backendReport())
 	}
-	if out, err := exec.Command("java", "-version").CombinedOutput(); err != nil {
-		line("missing", "java", "Artemis needs Java 17+: apt-get install openjdk-17-jre-headless")
-	} else {
-		line("ok", "java", firstLine(string(out)))
-	}
-	if out, err := exec.Command("mvn", "-v").CombinedOutput(); err != nil {
-		line("missing", "maven", "Artemis is fetched through Maven: apt-get install maven")
-	} else {
-		line("ok", "maven", firstLine(stripANSI(string(out))))
-	}
-	a := broker.NewArtemis(broker.ArtemisConfig{})
-	if a.Installed() {
-		line("ok", "artemis", "installed in "+a.InstanceDir())
-	} else {
-		line("info", "artemis", "not installed; `pslab broker install artemis` (or the first `pslab run` with artemis) installs it")
-	}
 	if _, err := exec.LookPath("docker"); err != nil {
 		line("info", "docker", "no docker client: docker-compose.yml is for machines with Docker")
 	} else {
@@ -114,7 +98,13 @@ func doctor(w io.Writer) {
 			line("ok", "docker", "engine reachable: docker compose up runs the brokers in containers")
 		}
 	}
-	line("ok", "nats", "embedded nats-server, nothing to install")
+	for _, n := range brokers.Names() {
+		if d, _ := brokers.Lookup(n); d.Doctor != nil {
+			for _, c := range d.Doctor(context.Background()) {
+				line(c.Status, c.What, c.Detail)
+			}
+		}
+	}
 }
 
 // backendReport says which link emulation backend this kernel allows.
@@ -128,23 +118,4 @@ func backendReport() string {
 	default:
 		return "tbf+nftables (no sch_netem in this kernel): rate and random loss only; profiles with delay, jitter, duplication or loss correlation are refused"
 	}
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
-func stripANSI(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0x1b {
-			for i < len(s) && s[i] != 'm' {
-				i++
-			}
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pslab/internal/broker"
+	_ "pslab/internal/brokers/all" // every broker, registered
 )
 
 // Exit codes.

@@ -133,3 +133,29 @@ func CacheDir() string {
 	}
 	return filepath.Join(home, ".cache", "pslab")
 }
+
+// ProcessAlive is true for a running, non-zombie process.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// state follows the ")" closing the command name
+	for i := len(data) - 1; i >= 0; i-- {
+		if data[i] == ')' && i+2 < len(data) {
+			return data[i+2] != 'Z'
+		}
+	}
+	return true
+}
+
+// RunTests is the TestMain of every test package that starts brokers: it
+// runs the broker child when the test binary was started as one, and the
+// tests otherwise. Call it as func TestMain(m *testing.M) { broker.RunTests(m) }.
+func RunTests(m interface{ Run() int }) {
+	RunChildIfRequested()
+	os.Exit(m.Run())
+}

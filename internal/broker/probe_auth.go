@@ -10,11 +10,15 @@ import (
 	"time"
 )
 
+// AccessProbe tells over a fresh connection c to host (host:port) whether
+// a broker lets a client in without credentials, and how it knows. Each
+// broker's descriptor (internal/brokers) names its probe.
+type AccessProbe func(c net.Conn, host string) (open bool, detail string, err error)
+
 // OpenAccess says whether the broker at e's address lets a client in
-// without credentials: NATS by its INFO (auth_required), a STOMP broker by
-// answering a CONNECT without login with CONNECTED. It dials over the host
-// network and sends nothing else.
-func (e *External) OpenAccess(ctx context.Context) (open bool, detail string, err error) {
+// without credentials, by probe (e.g. NATSOpen, STOMPOpen). It dials over
+// the host network and sends nothing but what probe sends.
+func (e *External) OpenAccess(ctx context.Context, probe AccessProbe) (open bool, detail string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var d net.Dialer
@@ -26,17 +30,14 @@ func (e *External) OpenAccess(ctx context.Context) (open bool, detail string, er
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
 	}
-	switch {
-	case strings.HasPrefix(e.ep.URL, "nats://"):
-		return natsOpen(c)
-	case strings.HasPrefix(e.ep.URL, "stomp://"), strings.HasPrefix(e.ep.URL, "tcp://"):
-		return stompOpen(c, e.host)
-	}
-	return false, "", fmt.Errorf("%s: cannot tell how to probe %s (want nats:// or stomp://)", e.name, e.ep.URL)
+	return probe(c, e.host)
 }
 
-// natsOpen reads the server's INFO line.
-func natsOpen(c net.Conn) (bool, string, error) {
+// URL is the external broker's URL without credentials.
+func (e *External) URL() string { return e.ep.URL }
+
+// NATSOpen reads the server's INFO line (auth_required) (an AccessProbe).
+func NATSOpen(c net.Conn, _ string) (bool, string, error) {
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil {
 		return false, "", fmt.Errorf("read NATS INFO: %w", err)
@@ -58,8 +59,9 @@ func natsOpen(c net.Conn) (bool, string, error) {
 	return true, "INFO says no authentication is required", nil
 }
 
-// stompOpen sends a CONNECT without login and reads the answer.
-func stompOpen(c net.Conn, host string) (bool, string, error) {
+// STOMPOpen sends a CONNECT without login and reads the answer (an
+// AccessProbe).
+func STOMPOpen(c net.Conn, host string) (bool, string, error) {
 	h, _, _ := net.SplitHostPort(host)
 	if _, err := fmt.Fprintf(c, "CONNECT\naccept-version:1.2\nhost:%s\n\n\x00", h); err != nil {
 		return false, "", err

@@ -13,10 +13,7 @@ import (
 	"pslab/internal/driver"
 )
 
-func TestMain(m *testing.M) {
-	RunChildIfRequested()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { RunTests(m) }
 
 var (
 	_ Restartable = (*NATS)(nil)

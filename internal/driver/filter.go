@@ -162,15 +162,31 @@ func natsFilterMechanism(f scenario.Factors) string {
 	return s + "; nats-server matches a subject against its subscription trie (sublist, with a cache of recent results), not against each subscription in turn"
 }
 
-// filterUnsupported is the reason a broker cannot express a filter kind.
-func filterUnsupported(broker string, f scenario.Factors) string {
-	switch {
-	case broker == "nats" && (f.Filter == scenario.FilterProperty || f.Filter == scenario.FilterHeader):
-		return fmt.Sprintf("filter %s: nats-server routes by subject only and never evaluates message headers or properties "+
-			"(filtering them would happen in the client, which is not a broker filter); use filter: subject", f.Filter)
-	case broker == "artemis" && f.Filter == scenario.FilterSubject:
-		return "filter subject: Artemis filters with JMS selectors on message properties and headers; " +
-			"a subject (address) per value is what the topics experiment measures; use filter: property or header"
+// FilterRefusals is a broker's capability table for the filter factor:
+// for each filter kind it cannot express, why not. Kinds not in it are
+// supported.
+type FilterRefusals map[scenario.FilterKind]string
+
+// Check is the reason the broker cannot express f's filters, "" when it can.
+func (r FilterRefusals) Check(f scenario.Factors) string {
+	if why, ok := r[f.Filter]; ok {
+		return fmt.Sprintf("filter %s: %s", f.Filter, why)
 	}
 	return ""
+}
+
+// natsHeaderRefusal is why NATS refuses property and header filters.
+const natsHeaderRefusal = "nats-server routes by subject only and never evaluates message headers or properties " +
+	"(filtering them would happen in the client, which is not a broker filter); use filter: subject"
+
+// NATSFilterRefusals is the NATS driver's filter capability table.
+var NATSFilterRefusals = FilterRefusals{
+	scenario.FilterProperty: natsHeaderRefusal,
+	scenario.FilterHeader:   natsHeaderRefusal,
+}
+
+// STOMPFilterRefusals is the Artemis STOMP driver's filter capability table.
+var STOMPFilterRefusals = FilterRefusals{
+	scenario.FilterSubject: "Artemis filters with JMS selectors on message properties and headers; " +
+		"a subject (address) per value is what the topics experiment measures; use filter: property or header",
 }

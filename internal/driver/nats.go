@@ -48,7 +48,7 @@ func (d *NATS) Name() string { return "nats" }
 // Supports implements Driver: every factor combination of Gaddah & Kunz
 // has a NATS mapping; of the filter kinds only subject filters do.
 func (d *NATS) Supports(f scenario.Factors) error {
-	if why := filterUnsupported("nats", f); why != "" {
+	if why := NATSFilterRefusals.Check(f); why != "" {
 		return fmt.Errorf("nats: %s: %w", why, ErrUnsupported)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,10 +16,7 @@ import (
 	"pslab/internal/scenario"
 )
 
-func TestMain(m *testing.M) {
-	broker.RunChildIfRequested()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { broker.RunTests(m) }
 
 // Broker restart tests: a publisher publishes sequence numbers at about
 // 200 msg/s into one subscriber while the broker is killed (SIGKILL) and

@@ -95,7 +95,7 @@ func (d *stompDriver) Supports(f scenario.Factors) error {
 	if f.Size < 0 {
 		return bad("negative body size %d", f.Size)
 	}
-	if why := filterUnsupported("artemis", f); why != "" {
+	if why := STOMPFilterRefusals.Check(f); why != "" {
 		return bad("%s", why)
 	}
 	return nil

@@ -1,72 +1,45 @@
 package lab
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"sort"
 
-	"pslab/internal/broker"
-	"pslab/internal/driver"
-	"pslab/internal/scenario"
+	"pslab/internal/brokers"
+	_ "pslab/internal/brokers/all" // every broker pslab can run
 )
 
-// brokerKind knows how to make a broker and its driver.
-type brokerKind struct {
-	// newBroker makes the broker for a run in lab labName.
-	newBroker func(ctx context.Context, labName string, log io.Writer) (broker.Broker, error)
-	newDriver func(ctx context.Context, ep driver.Endpoint) (driver.Driver, error)
-	supports  func(f scenario.Factors) error
-}
-
-var brokerKinds = map[string]brokerKind{
-	"nats": {
-		newBroker: func(context.Context, string, io.Writer) (broker.Broker, error) {
-			return broker.NewNATS(broker.NATSConfig{}), nil
-		},
-		newDriver: func(ctx context.Context, ep driver.Endpoint) (driver.Driver, error) {
-			return driver.NewNATS(ctx, ep)
-		},
-		supports: (&driver.NATS{}).Supports,
-	},
-	"artemis": {
-		newBroker: func(ctx context.Context, labName string, log io.Writer) (broker.Broker, error) {
-			a := broker.NewArtemis(broker.ArtemisConfig{Instance: artemisInstance(labName)})
-			if !a.Installed() {
-				fmt.Fprintf(log, "installing Artemis %s (first use) ...\n", a.Config().Version)
-				if err := a.Install(ctx, log); err != nil {
-					return nil, err
-				}
-			}
-			// A pslab killed earlier may have left its broker running.
-			if pid, err := a.StopLeftover(ctx); err != nil {
-				return nil, err
-			} else if pid > 0 {
-				fmt.Fprintf(log, "cleanup: stopped Artemis (pid %d) left by an earlier run\n", pid)
-			}
-			return a, nil
-		},
-		newDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) { return driver.NewSTOMP(ep) },
-		supports:  driver.SupportsSTOMP,
-	},
+// registry is where the lab finds its brokers: o.Registry when set (a test
+// gives it the fake), or every broker pslab has.
+func (o Options) registry() *brokers.Registry {
+	if o.Registry != nil {
+		return o.Registry
+	}
+	return brokers.Default
 }
 
 // BrokerNames lists the brokers pslab can run.
-func BrokerNames() []string {
-	var out []string
-	for n := range brokerKinds {
-		out = append(out, n)
+func BrokerNames() []string { return brokers.Names() }
+
+// inMemoryOnly tells whether every broker of the plan is simulated (the
+// fake): they need no network, so the lab runs them on the host's
+// loopback without building namespaces, and refuses emulated links.
+func (p Plan) inMemoryOnly(o Options) bool {
+	reg := o.registry()
+	for _, b := range p.Brokers {
+		if d, ok := reg.Lookup(b); !ok || !d.Simulated {
+			return false
+		}
 	}
-	sort.Strings(out)
-	return out
+	return len(p.Brokers) > 0
 }
 
-// artemisInstance names the Artemis instance of a lab: runs at the same
-// time (--lab NAME) each need their own, since a running instance owns its
-// journal and ports.
-func artemisInstance(labName string) string {
-	if labName == "" || labName == "pslab" {
-		return "default"
+// simulatedOnShaped refuses an emulated link for a simulated broker: it
+// runs in memory, and no packet would cross the link.
+func (p Plan) simulatedOnShaped(o Options, network string) error {
+	reg := o.registry()
+	for _, b := range p.Brokers {
+		if d, ok := reg.Lookup(b); ok && d.Simulated {
+			return fmt.Errorf("network %s: broker %s runs in memory inside pslab, so no message would cross the emulated link; run it on wireline", network, b)
+		}
 	}
-	return "lab-" + labName
+	return nil
 }

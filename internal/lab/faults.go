@@ -33,7 +33,7 @@ func (in injector) Can(k scenario.FaultKind) error {
 		return fmt.Errorf("refused: %s needs the emulated link (root and network namespaces); network %s runs on the host network here", k, in.nw.profile.Name)
 	case k == scenario.BrokerRestart:
 		if _, ok := in.b.(restartable); !ok {
-			return fmt.Errorf("refused: broker %s is not started by pslab (--url), so pslab cannot kill and restart it", in.b.Name())
+			return fmt.Errorf("refused: pslab cannot kill and restart broker %s (one reached by --url, or the in-memory fake)", in.b.Name())
 		}
 	}
 	return nil

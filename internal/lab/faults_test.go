@@ -16,10 +16,7 @@ import (
 	"pslab/netem"
 )
 
-func TestMain(m *testing.M) {
-	broker.RunChildIfRequested()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { broker.RunTests(m) }
 
 // runFaultCases runs cases of scenarios/faults.yaml (quick) on one broker
 // over the emulated wifi link (wireline on loopback without root, where

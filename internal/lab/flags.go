@@ -18,8 +18,8 @@ const (
 
 // flagsFor lists reasons a reader should not take a record's numbers at
 // face value.
-func flagsFor(r *results.Record) []string {
-	var flags []string
+func flagsFor(r *results.Record) []results.Flag {
+	var flags []results.Flag
 	res, rs := r.Result, r.Resources
 	if rs != nil && rs.Cores > 0 {
 		capacity := float64(rs.Cores) * 100
@@ -29,46 +29,46 @@ func flagsFor(r *results.Record) []string {
 			if rs.ClientCPUPct > rs.BrokerCPUPct {
 				side = "client"
 			}
-			flags = append(flags, fmt.Sprintf("cpu-saturated: client %.0f%% + broker %.0f%% of %.0f%% (%d cores); the %s used more, the machine bounds this number",
+			flags = append(flags, results.NewFlag(results.FlagCPUSaturated, "client %.0f%% + broker %.0f%% of %.0f%% (%d cores); the %s used more, the machine bounds this number",
 				rs.ClientCPUPct, rs.BrokerCPUPct, capacity, rs.Cores, side))
 		}
 		if rs.ClientCPUPct >= clientHigh*capacity {
-			flags = append(flags, fmt.Sprintf("client-bound: the client process used %.0f%% of %.0f%% CPU (the paper kept hosts under 60%%)",
+			flags = append(flags, results.NewFlag(results.FlagClientBound, "the client process used %.0f%% of %.0f%% CPU (the paper kept hosts under 60%%)",
 				rs.ClientCPUPct, capacity))
 		}
 	}
 	if res != nil {
 		c := res.Counts
 		if !res.DrainComplete {
-			flags = append(flags, fmt.Sprintf("drain-incomplete: %d of %d expected deliveries missing after the drain", c.Lost, c.Expected))
+			flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d expected deliveries missing after the drain", c.Lost, c.Expected))
 		}
 		if c.PublishErrors > 0 {
-			flags = append(flags, fmt.Sprintf("publish-errors: %d (%s)", c.PublishErrors, res.FirstError))
+			flags = append(flags, results.NewFlag(results.FlagPublishErrors, "%d (%s)", c.PublishErrors, res.FirstError))
 		}
 		if c.DecodeErrors > 0 || c.Unexpected > 0 {
-			flags = append(flags, fmt.Sprintf("bad-deliveries: %d failed decoding, %d unexpected", c.DecodeErrors, c.Unexpected))
+			flags = append(flags, results.NewFlag(results.FlagBadDeliveries, "%d failed decoding, %d unexpected", c.DecodeErrors, c.Unexpected))
 		}
 		if res.Unclosed > 0 {
-			flags = append(flags, fmt.Sprintf("slow-close: %d connection(s) still closing %.0f s after the case", res.Unclosed, res.CloseS))
+			flags = append(flags, results.NewFlag(results.FlagSlowClose, "%d connection(s) still closing %.0f s after the case", res.Unclosed, res.CloseS))
 		}
 		if n := audit.Failed(r.Audit); n > 0 {
-			flags = append(flags, fmt.Sprintf("audit-failed: %d delivery promise(s) not kept (see audit)", n))
+			flags = append(flags, results.NewFlag(results.FlagAuditFailed, "%d delivery promise(s) not kept (see audit)", n))
 		}
 		if res.InFlightStalls > 0 {
-			flags = append(flags, fmt.Sprintf("in-flight-stalled: %d time(s) a publisher waited %.0f s at the in_flight bound with no delivery arriving (deliveries went missing) and went on", res.InFlightStalls, load.StallAfter.Seconds()))
+			flags = append(flags, results.NewFlag(results.FlagInFlightStalled, "%d time(s) a publisher waited %.0f s at the in_flight bound with no delivery arriving (deliveries went missing) and went on", res.InFlightStalls, load.StallAfter.Seconds()))
 		}
 		if res.UnexplainedOutages > 0 {
-			flags = append(flags, fmt.Sprintf("connections-lost: %d client connection(s) dropped without a scheduled fault", res.UnexplainedOutages))
+			flags = append(flags, results.NewFlag(results.FlagConnectionsLost, "%d client connection(s) dropped without a scheduled fault", res.UnexplainedOutages))
 		}
 		if c.ReceivedInWindow == 0 {
-			flags = append(flags, "no-deliveries-in-window: throughput and latency are not measured")
+			flags = append(flags, results.NewFlag(results.FlagNoDeliveries, "throughput and latency are not measured"))
 		}
 	}
 	if t := r.Throughput; t != nil && r.Settings.Capacity && !t.Saturation.Saturated && !t.Saturation.ClientBound {
-		flags = append(flags, "not-saturated: not a capacity measurement: "+t.Saturation.Why)
+		flags = append(flags, results.NewFlag(results.FlagNotSaturated, "not a capacity measurement: %s", t.Saturation.Why))
 	}
 	if r.Network.Path == "loopback" {
-		flags = append(flags, "loopback: no emulating router on the path (not root)")
+		flags = append(flags, results.NewFlag(results.FlagLoopback, "no emulating router on the path (not root)"))
 	}
 	return flags
 }

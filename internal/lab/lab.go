@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -18,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"pslab/internal/audit"
 	"pslab/internal/broker"
+	"pslab/internal/brokers"
 	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/metrics"
@@ -58,6 +57,9 @@ type Options struct {
 	// WarmupRun runs each broker's first case once, unrecorded, before
 	// the recorded runs (a just-started JVM broker is slow at first).
 	WarmupRun bool
+	// Registry holds the brokers the run may use (nil: every broker
+	// pslab has, brokers.Default).
+	Registry *brokers.Registry
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -98,14 +100,15 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if o.Reps > 0 {
 		p.Reps = o.Reps
 	}
+	reg := o.registry()
 	for _, b := range p.Brokers {
-		if _, ok := brokerKinds[b]; !ok {
-			return p, fmt.Errorf("unknown broker %q (known: %s)", b, strings.Join(BrokerNames(), ", "))
+		if _, err := reg.Get(b); err != nil {
+			return p, err
 		}
 	}
 	for name, u := range o.URLs {
-		if _, ok := brokerKinds[name]; !ok {
-			return p, fmt.Errorf("--url %s=%s: unknown broker %q (known: %s)", name, u, name, strings.Join(BrokerNames(), ", "))
+		if _, err := reg.Get(name); err != nil {
+			return p, fmt.Errorf("--url %s=%s: %w", name, u, err)
 		}
 		ext, err := broker.NewExternal(name, u)
 		if err != nil {
@@ -117,7 +120,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			}
 		}
 		if o.BrokerPID == 0 {
-			if open, detail, err := ext.OpenAccess(context.Background()); err == nil && open {
+			if open, detail, err := reg.OpenAccess(context.Background(), ext); err == nil && open {
 				p.Notes = append(p.Notes, fmt.Sprintf("WARNING: %s at %s lets clients in without credentials (%s): anyone who can reach it can publish and subscribe", name, u, detail))
 			}
 		} else if !ext.HasCredentials() {
@@ -140,6 +143,11 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		prof, err := netem.LoadProfile(n)
 		if err != nil {
 			return p, err
+		}
+		if prof.Shaped() {
+			if err := p.simulatedOnShaped(o, n); err != nil {
+				return p, err
+			}
 		}
 		if prof.Shaped() && len(o.URLs) > 0 && o.BrokerPID == 0 {
 			return p, fmt.Errorf("network %s: an external broker (--url) is reached over the host network; to emulate the link to it, give the PID of a process in its network namespace (--broker-pid, e.g. a container's)", n)
@@ -167,18 +175,18 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	var problems []string
 	for _, c := range p.Cases {
 		for _, b := range c.Brokers {
-			if _, ok := brokerKinds[b]; !ok {
-				problems = append(problems, fmt.Sprintf("%s: case %s: brokers: unknown broker %q (known: %s)", c.Where(), c.ID, b, strings.Join(BrokerNames(), ", ")))
+			if _, err := reg.Get(b); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: case %s: brokers: %v", c.Where(), c.ID, err))
 			}
 		}
 	}
 	for _, b := range p.Brokers {
-		k := brokerKinds[b]
+		k, _ := reg.Lookup(b)
 		for _, c := range p.Cases {
 			if !c.ForBroker(b) {
 				continue
 			}
-			if err := k.supports(c.Factors); err != nil {
+			if err := k.Supports(c.Factors); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: case %s on %s: %v", c.Where(), c.ID, b, err))
 			}
 		}
@@ -213,18 +221,17 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	runID := newRunID()
-	sum := &Summary{Bundle: o.Out}
+	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out}}
+	sum := lr.sum
 	start := time.Now()
 	defer func() { sum.Wall = time.Since(start) }()
-	unit := 0
 	for _, netName := range p.Networks {
-		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0, o.BrokerPID, log)
+		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0 || p.inMemoryOnly(o), o.BrokerPID, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}
 		for _, bName := range p.Brokers {
-			err := runBroker(ctx, p, o, bundle, nw, bName, runID, &unit, sum)
+			err := lr.runBroker(ctx, nw, bName)
 			if err != nil {
 				nw.close()
 				return sum, fmt.Errorf("broker %s on %s: %w", bName, netName, err)
@@ -235,32 +242,27 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	return sum, nil
 }
 
-func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, nw *network,
-	bName, runID string, unit *int, sum *Summary) error {
-	k := brokerKinds[bName]
-	var b broker.Broker
-	var err error
-	if u, ok := o.URLs[bName]; ok {
-		b, err = broker.NewExternal(bName, u)
-	} else {
-		b, err = k.newBroker(ctx, o.LabName, o.Log)
-	}
+// labRun is one Run: the plan, where records go, and how far it got.
+type labRun struct {
+	p      Plan
+	o      Options
+	bundle *results.Bundle
+	runID  string
+	unit   int // case runs begun, for progress
+	sum    *Summary
+}
+
+// runBroker starts broker bName on nw and runs every case of the plan on
+// it, each repetition until enough (enoughReps).
+func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) error {
+	s, stop, err := lr.startSession(ctx, nw, bName)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Log, "starting %s (%s) on %s\n", bName, b.Version(), nw.describe())
-	ep, err := b.Start(ctx, nw.host)
-	if err != nil {
-		return err
-	}
-	defer b.Stop(context.Background())
-	drv, err := k.newDriver(ctx, ep)
-	if err != nil {
-		return err
-	}
-	defer drv.Close()
+	defer stop()
+	p, o := lr.p, lr.o
 	if o.WarmupRun {
-		warmUp(ctx, o, drv, p, bName, runID)
+		warmUp(ctx, o, s.drv, p, bName, lr.runID)
 	}
 	for _, c := range p.Cases {
 		if !c.ForBroker(bName) {
@@ -268,35 +270,76 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 		}
 		var subTputs []float64
 		for rep := 1; !enoughReps(rep-1, subTputs, p.Reps, o); rep++ {
-			*unit++
+			lr.unit++
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			revived, err := reviveBroker(ctx, b, o.Log)
+			revived, err := reviveBroker(ctx, s.b, o.Log)
 			if err != nil {
 				return err
 			}
-			rec := runCase(ctx, o, drv, b, nw, c, rep, runID, p)
-			if revived != "" {
+			rec := s.runCase(ctx, c, rep)
+			if revived.Name != "" {
 				rec.Flags = append(rec.Flags, revived)
 			}
-			if rec.Result != nil && rec.Result.Histogram != nil {
-				if enc, err := rec.Result.Histogram.Encode(); err == nil {
-					rec.HistFile, _ = bundle.WriteHistogram(histName(rec), enc)
-				}
+			if err := lr.record(rec); err != nil {
+				return err
 			}
-			if err := bundle.Append(rec); err != nil {
-				return fmt.Errorf("write record: %w", err)
-			}
-			sum.Records = append(sum.Records, *rec)
-			if rec.Error != "" {
-				sum.Failed++
-			} else {
+			if rec.Error == "" {
 				subTputs = append(subTputs, rec.Result.SubTput)
 			}
-			fmt.Fprintf(o.Log, "[%d/%d] %s\n", *unit, p.Units(), progressLine(rec))
 		}
 	}
+	return nil
+}
+
+// startSession makes and starts broker bName on nw (or reaches it at its
+// --url) and opens its driver; stop undoes both.
+func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (*session, func(), error) {
+	o := lr.o
+	k, err := o.registry().Get(bName)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b broker.Broker
+	if u, ok := o.URLs[bName]; ok {
+		b, err = broker.NewExternal(bName, u)
+	} else {
+		b, err = k.NewBroker(ctx, o.LabName, o.Log)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(o.Log, "starting %s (%s) on %s\n", bName, b.Version(), nw.describe())
+	ep, err := b.Start(ctx, nw.host)
+	if err != nil {
+		return nil, nil, err
+	}
+	drv, err := k.NewDriver(ctx, ep)
+	if err != nil {
+		b.Stop(context.Background())
+		return nil, nil, err
+	}
+	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv}
+	return s, func() { drv.Close(); b.Stop(context.Background()) }, nil
+}
+
+// record writes a case run's record (and its latency histogram) to the
+// bundle, adds it to the summary and prints its progress line.
+func (lr *labRun) record(rec *results.Record) error {
+	if rec.Result != nil && rec.Result.Histogram != nil {
+		if enc, err := rec.Result.Histogram.Encode(); err == nil {
+			rec.HistFile, _ = lr.bundle.WriteHistogram(histName(rec), enc)
+		}
+	}
+	if err := lr.bundle.Append(rec); err != nil {
+		return fmt.Errorf("write record: %w", err)
+	}
+	lr.sum.Records = append(lr.sum.Records, *rec)
+	if rec.Error != "" {
+		lr.sum.Failed++
+	}
+	fmt.Fprintf(lr.o.Log, "[%d/%d] %s\n", lr.unit, lr.p.Units(), progressLine(rec))
 	return nil
 }
 
@@ -305,14 +348,14 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 // costs the case it happened in, not every case after it. It returns the
 // flag for the next record, or an error when the broker cannot be
 // restarted (the run cannot go on with it).
-func reviveBroker(ctx context.Context, b broker.Broker, log io.Writer) (string, error) {
+func reviveBroker(ctx context.Context, b broker.Broker, log io.Writer) (results.Flag, error) {
 	w, ok := b.(broker.Watched)
 	if !ok {
-		return "", nil
+		return results.Flag{}, nil
 	}
 	exit := w.Exited()
 	if exit == nil {
-		return "", nil
+		return results.Flag{}, nil
 	}
 	return restartBroker(ctx, b, log, fmt.Errorf("died before this case: %w", exit))
 }
@@ -320,17 +363,17 @@ func reviveBroker(ctx context.Context, b broker.Broker, log io.Writer) (string, 
 // restartBroker kills what is left of b and starts it again with the same
 // store, address and credentials (broker.Restartable), for the reason why.
 // It returns the flag for the record of the case that follows.
-func restartBroker(ctx context.Context, b broker.Broker, log io.Writer, why error) (string, error) {
+func restartBroker(ctx context.Context, b broker.Broker, log io.Writer, why error) (results.Flag, error) {
 	r, ok := b.(broker.Restartable)
 	if !ok {
-		return "", fmt.Errorf("broker %s %v, and it cannot be restarted", b.Name(), why)
+		return results.Flag{}, fmt.Errorf("broker %s %v, and it cannot be restarted", b.Name(), why)
 	}
 	fmt.Fprintf(log, "broker %s %v; restarting it\n", b.Name(), why)
 	_ = r.Kill()
 	if err := r.Restart(ctx); err != nil {
-		return "", fmt.Errorf("broker %s %v; restart failed: %w", b.Name(), why, err)
+		return results.Flag{}, fmt.Errorf("broker %s %v; restart failed: %w", b.Name(), why, err)
 	}
-	return "broker-restarted: " + why.Error(), nil
+	return results.Flag{Name: results.FlagBrokerRestarted, Detail: why.Error()}, nil
 }
 
 // warmUp runs the broker's first case once, unrecorded, so that a freshly
@@ -407,146 +450,6 @@ func CIReached(xs []float64, target float64) bool {
 
 func histName(r *results.Record) string {
 	return fmt.Sprintf("%s-%s-%s-r%d", sanitize(r.CaseID), r.Broker, r.Network.Profile, r.Rep)
-}
-
-// runCase runs one repetition of one case and builds its record.
-func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker, nw *network,
-	c scenario.Case, rep int, runID string, p Plan) *results.Record {
-	c.PublishWindow = nw.publishWindow(c) // recorded as used
-	rec := &results.Record{
-		Schema: results.SchemaVersion, RunID: runID, Suite: p.Suite.Name, File: p.Suite.File,
-		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: o.Quick,
-		Broker: drv.Name(), BrokerVersion: b.Version(), BrokerSettings: b.Settings(),
-		Mechanism: drv.Mechanism(c.Factors), Factors: c.Factors, FullFactors: c.Full, Settings: results.SettingsOf(c),
-		Paper: c.Paper, Note: c.Note, Versions: versions(b), Started: time.Now(),
-		Seed: o.Seed + int64(rep), Network: nw.record(),
-	}
-	fm := ""
-	if d, ok := drv.(driver.FilterMechanism); ok {
-		fm = d.FilterMechanism(c.Factors)
-	}
-	rec.Filter = results.FilterInfoOf(c.Factors, fm)
-	prefix := fmt.Sprintf("pslab-%s-c%s-r%d", runID, sanitize(c.ID), rep)
-	rec.Phases = &results.Phases{}
-	waited, quiet := nw.waitIdle(ctx)
-	rec.Phases.IdleWaitS = waited.Seconds()
-	if !quiet {
-		rec.Flags = append(rec.Flags, fmt.Sprintf("link-busy: the link still carried traffic of the previous case after %.0f s", waited.Seconds()))
-	}
-	purgeStart := time.Now()
-	err := purgeRetrying(ctx, drv, "pslab-")
-	if err != nil && ctx.Err() == nil {
-		// A broker that does not answer its administration any more (seen:
-		// an Artemis 2.44 deadlock in deleteAddress while it tore down an
-		// aborted STOMP connection, docs/artemis.md) would fail every later
-		// case: restart it, and purge what its store kept.
-		flag, rerr := restartBroker(ctx, b, o.Log, fmt.Errorf("stopped answering (purge: %w)", err))
-		if rerr == nil {
-			rec.Flags = append(rec.Flags, flag)
-			err = purgeRetrying(ctx, drv, "pslab-")
-		}
-	}
-	rec.Phases.PurgeS = time.Since(purgeStart).Seconds()
-	if err != nil {
-		rec.Error = "purge: " + err.Error()
-		return rec
-	}
-	// With an unshaped set-up the counters restart when the shaping is put
-	// back: the case's link figures are taken from there (Connected below).
-	unshaped := c.ConnectUnshaped && nw.shapedLink()
-	var before *netem.Counters
-	if !unshaped {
-		before = nw.snapshot()
-	} else if err := nw.unshape(); err != nil {
-		rec.Error = "lift the link's shaping for connection set-up: " + err.Error()
-		if rerr := nw.reshape(); rerr != nil {
-			rec.Error += "; put it back: " + rerr.Error()
-		}
-		return rec
-	}
-	interval := time.Second
-	if c.Window < 5*time.Second {
-		interval = c.Window / 5
-	}
-	sampler := metrics.NewProcSampler(interval)
-	sampler.Watch("client", os.Getpid())
-	if pid := b.PID(); pid > 0 {
-		sampler.Watch("broker", pid)
-	} else if o.BrokerPID > 0 { // a broker container: its process
-		sampler.Watch("broker", o.BrokerPID)
-	}
-	sctx, stopSampling := context.WithCancel(ctx)
-	samplingStart := time.Now()
-	sampler.Start(sctx)
-	cfg := load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: rec.Seed,
-		Injector: injector{nw: nw, b: b, sampler: sampler},
-		// On the emulated link a graceful close waits behind the queued data
-		// and the purge below removes everything anyway: drop instead.
-		AbortAtEnd: nw.profile.Shaped()}
-	reshaped := false
-	if unshaped {
-		cfg.Connected = func() error {
-			t := time.Now()
-			err := nw.reshape()
-			reshaped = err == nil
-			rec.Phases.ReshapeS = time.Since(t).Seconds()
-			before = nw.snapshot()
-			return err
-		}
-	}
-	if o.Verbose {
-		cfg.Progress = func(pr load.Progress) {
-			fmt.Fprintf(o.Log, "    %-6s %5.1fs sent %d received %d\n", pr.Phase, pr.Elapsed.Seconds(), pr.Sent, pr.Received)
-		}
-	}
-	res, err := load.Run(ctx, cfg)
-	if unshaped && !reshaped {
-		// A set-up that failed left the link unshaped: the next case must
-		// not start on it.
-		if rerr := nw.reshape(); rerr != nil && err == nil {
-			err = fmt.Errorf("put the link's shaping back: %w", rerr)
-		}
-	}
-	stopSampling()
-	samples := sampler.Stop()
-	rec.WallS = time.Since(rec.Started).Seconds()
-	rec.Network.Link = nw.linkOver(before)
-	if cfg.AbortAtEnd {
-		// First the sockets the dropped connections left on the broker, so
-		// that the broker has torn those connections down before the purge
-		// deletes their addresses: Artemis 2.44 can deadlock when a
-		// deleteAddress disconnects a consumer whose connection is failing
-		// at that moment (docs/artemis.md).
-		n, rerr := nw.resetConnections()
-		rec.Phases.LeftoverSockets = n
-		if rerr != nil {
-			rec.Flags = append(rec.Flags, "reset-failed: "+rerr.Error())
-		}
-		if n > 0 {
-			time.Sleep(teardownSettle)
-		}
-	}
-	// A failed purge after the case does not spoil what was measured: it is
-	// flagged, and the next case's purge (which must succeed) retries it.
-	purgeStart = time.Now()
-	perr := drv.Purge(context.Background(), prefix)
-	rec.Phases.PurgeAfterS = time.Since(purgeStart).Seconds()
-	if perr != nil {
-		rec.Flags = append(rec.Flags, "purge-after-failed: "+perr.Error())
-	}
-	if err != nil {
-		rec.Error = err.Error()
-		return rec
-	}
-	rec.Result = res
-	rec.Audit = audit.Evaluate(c.Factors, res)
-	// Resources over the window only: from the end of the warm-up to the
-	// end of the window, relative to the sampler's start.
-	ws := res.Start.Sub(samplingStart) + c.Warmup
-	rec.Resources = resourcesOf(samples, ws.Seconds(), (ws + c.Window).Seconds(), interval.Seconds())
-	rec.Throughput = results.ThroughputOf(rec)
-	rec.Flags = append(rec.Flags, flagsFor(rec)...)
-	return rec
 }
 
 // teardownSettle is the pause between destroying a case's leftover

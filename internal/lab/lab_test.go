@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,10 +32,10 @@ func record(clientCPU, brokerCPU float64, complete bool, lost int64) *results.Re
 	}
 }
 
-func flagNames(fs []string) []string {
+func flagNames(fs []results.Flag) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, strings.SplitN(f, ":", 2)[0])
+		out = append(out, string(f.Name))
 	}
 	return out
 }

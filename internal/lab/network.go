@@ -23,7 +23,7 @@ type network struct {
 	lab     *netem.Lab // nil: loopback
 	backend netem.Backend
 	host    broker.Host
-	verify  any
+	verify  *netem.Verification
 }
 
 // verifyDuration is how long a shaped profile is probed before its cases.
@@ -39,7 +39,7 @@ func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, br
 	}
 	nw := &network{profile: p}
 	if hostNetwork && !p.Shaped() {
-		fmt.Fprintf(log, "note: external broker: running %s over the host network\n", name)
+		fmt.Fprintf(log, "note: external or in-memory broker: running %s over the host network\n", name)
 		nw.host = broker.LoopbackHost{}
 		return nw, nil
 	}
@@ -80,7 +80,7 @@ func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, br
 			return nil, fmt.Errorf("verify %s: %w", name, err)
 		}
 		fmt.Fprintf(log, "%s\n", v)
-		nw.verify = v
+		nw.verify = &v
 	}
 	return nw, nil
 }
@@ -99,7 +99,8 @@ func (nw *network) describe() string {
 }
 
 func (nw *network) record() results.Network {
-	r := results.Network{Profile: nw.profile.Name, Spec: nw.profile, Verify: nw.verify}
+	spec := nw.profile
+	r := results.Network{Profile: nw.profile.Name, Spec: &spec, Verify: nw.verify}
 	if nw.lab == nil {
 		r.Path = "loopback"
 		return r
@@ -121,15 +122,16 @@ func (nw *network) snapshot() *netem.Counters {
 }
 
 // linkOver is what the link did over a case: counter deltas since before.
-func (nw *network) linkOver(before *netem.Counters) any {
+func (nw *network) linkOver(before *netem.Counters) *results.LinkOver {
 	if nw.lab == nil || before == nil {
 		return nil
 	}
 	after, err := nw.lab.Counters()
 	if err != nil {
-		return map[string]string{"error": err.Error()}
+		return &results.LinkOver{Error: err.Error()}
 	}
-	return after.Sub(*before)
+	d := after.Sub(*before)
+	return &results.LinkOver{Counters: &d}
 }
 
 // resetConnections destroys the client-broker sockets a case left behind

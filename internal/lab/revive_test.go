@@ -15,6 +15,7 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/driver"
+	"pslab/internal/results"
 	"pslab/internal/scenario"
 	"pslab/netem"
 )
@@ -32,7 +33,7 @@ func TestReviveBrokerRestartsADeadBroker(t *testing.T) {
 
 	flag, err := reviveBroker(context.Background(), n, &log)
 	require.NoError(t, err)
-	assert.Empty(t, flag, "a running broker is left alone")
+	assert.Empty(t, flag.Name, "a running broker is left alone")
 
 	pid := n.PID()
 	require.NoError(t, syscall.Kill(-pid, syscall.SIGKILL))
@@ -41,7 +42,7 @@ func TestReviveBrokerRestartsADeadBroker(t *testing.T) {
 
 	flag, err = reviveBroker(context.Background(), n, &log)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(flag, "broker-restarted: "), flag)
+	assert.Equal(t, results.FlagBrokerRestarted, flag.Name, flag.String())
 	assert.Contains(t, log.String(), "died")
 	assert.NotEqual(t, pid, n.PID(), "a new process")
 	assert.NoError(t, n.Exited())
@@ -126,10 +127,12 @@ func TestUnansweringBrokerIsRestarted(t *testing.T) {
 	nw := &network{profile: netem.Profile{Name: "wireline"}, host: broker.LoopbackHost{}}
 	p := Plan{Suite: &scenario.Suite{Name: "t", File: "t.yaml"}}
 	var log bytes.Buffer
-	rec := runCase(context.Background(), Options{Log: &log}, d, n, nw, c, 1, "test", p)
+	s := &session{o: Options{Log: &log}, p: p, runID: "test", nw: nw, b: n, drv: d}
+	rec := s.runCase(context.Background(), c, 1)
 	assert.Equal(t, 4, d.purges, "two failed purges, one after the restart, one after the case")
 	assert.NotEqual(t, d.hungPID, n.PID(), "a new broker process")
 	require.NotEmpty(t, rec.Flags)
-	assert.True(t, strings.HasPrefix(rec.Flags[0], "broker-restarted: stopped answering"), rec.Flags[0])
+	assert.Equal(t, results.FlagBrokerRestarted, rec.Flags[0].Name)
+	assert.True(t, strings.HasPrefix(rec.Flags[0].Detail, "stopped answering"), rec.Flags[0].String())
 	assert.Contains(t, rec.Error, "no load in this test", "the case went on after the restart")
 }

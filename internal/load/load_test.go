@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -14,10 +13,7 @@ import (
 	"pslab/internal/scenario"
 )
 
-func TestMain(m *testing.M) {
-	broker.RunChildIfRequested()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { broker.RunTests(m) }
 
 // startNATS starts the embedded nats-server child on loopback.
 func startNATS(t *testing.T) *driver.NATS {

@@ -183,8 +183,8 @@ func FromRecords(recs []results.Record, filters FilterCount, opt BuildOptions) (
 			skip(SkipFailed, r.Error)
 			continue
 		}
-		if f := flagged(r.Flags, "client-bound"); f != "" && opt.Response == Capacity {
-			skip(SkipClientBound, f)
+		if f, ok := results.Flagged(r.Flags, results.FlagClientBound); ok && opt.Response == Capacity {
+			skip(SkipClientBound, f.String())
 			continue
 		}
 		nf, ok := filters(r)
@@ -263,13 +263,4 @@ func CountSkips(skips []Skip) []ReasonCount {
 type ReasonCount struct {
 	Reason string `json:"reason"`
 	Count  int    `json:"count"`
-}
-
-func flagged(flags []string, name string) string {
-	for _, f := range flags {
-		if k, _, _ := strings.Cut(f, ":"); k == name {
-			return f
-		}
-	}
-	return ""
 }

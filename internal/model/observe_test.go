@@ -50,7 +50,7 @@ func TestFromRecords(t *testing.T) {
 	failed := rec("filters=40", 0, 0)
 	failed.Error, failed.Result = "connect refused", nil
 	client := rec("filters=40", 1000, 5000)
-	client.Flags = []string{"cpu-saturated: ...", "client-bound: the client process used 150% of 200% CPU"}
+	client.Flags = []results.Flag{results.ParseFlag("cpu-saturated: ..."), results.NewFlag(results.FlagClientBound, "the client process used 150%% of 200%% CPU")}
 	noCount := rec("subscribers=10", 1000, 5000)
 	wifi := rec("filters=40", 100, 500)
 	wifi.Network = results.Network{Profile: "wifi-paper", Backend: "tbf+nftables"}

@@ -200,13 +200,13 @@ func TestClaimsFlagAndQuickMarks(t *testing.T) {
 		return scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne, Subscription: sub,
 			Delivery: del, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 100}
 	}
-	rec := func(id string, fs scenario.Factors, sub float64, flags []string) results.Record {
+	rec := func(id string, fs scenario.Factors, sub float64, flags []results.Flag) results.Record {
 		return results.Record{Schema: 1, Suite: "s", CaseID: id, Broker: "b", Quick: true,
 			Network: results.Network{Profile: Wireline}, Factors: fs, Flags: flags,
 			Result: resultWith(sub, sub)}
 	}
 	d := Build(replicate([]results.Record{
-		rec("1", f(scenario.Durable, scenario.Persistent), 10, []string{"cpu-saturated: x"}),
+		rec("1", f(scenario.Durable, scenario.Persistent), 10, []results.Flag{results.NewFlag(results.FlagCPUSaturated, "x")}),
 		rec("2", f(scenario.NonDurable, scenario.NonPersistent), 100, nil),
 	}))
 	var c Claim

@@ -78,7 +78,7 @@ func TestCompareRefusesDifferentFactors(t *testing.T) {
 
 func TestValidityTable(t *testing.T) {
 	recs := set(map[string][]float64{"tight": {100, 100.5, 99.5}, "loose": {50, 100, 150}, "single": {100}})
-	recs[0].Flags = []string{"backlog: 40 messages queued", "drain-incomplete: 40 missing"}
+	recs[0].Flags = []results.Flag{results.ParseFlag("backlog: 40 messages queued"), results.ParseFlag("drain-incomplete: 40 missing")}
 	recs[0].Result.Counts.Lost = 40
 	vs := ValidityTable(Build(recs))
 	require.Len(t, vs, 1)

@@ -4,7 +4,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"pslab/internal/metrics"
 	"pslab/internal/results"
@@ -160,10 +159,10 @@ func Build(recs []results.Record) *Dataset {
 		g.Expected += c.Expected
 		g.Received += c.Received
 		for _, f := range r.Flags {
-			name := strings.TrimSpace(strings.SplitN(f, ":", 2)[0])
+			name := string(f.Name)
 			g.Flags[name]++
 			if _, ok := g.FlagText[name]; !ok {
-				g.FlagText[name] = f
+				g.FlagText[name] = f.String()
 			}
 		}
 	}

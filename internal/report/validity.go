@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"pslab/internal/results"
 )
 
 // Standard is the paper's precision standard: a 95 % confidence interval
@@ -58,13 +60,12 @@ func missReason(name string, s Stat) string {
 
 // backlogOf reads a record flag "backlog: N ..." (messages still queued
 // at the broker when the case ended); ok is false without one.
-func backlogOf(flags []string) (int64, bool) {
+func backlogOf(flags []results.Flag) (int64, bool) {
 	for _, f := range flags {
-		name, rest, _ := strings.Cut(f, ":")
-		if strings.TrimSpace(name) != "backlog" {
+		if f.Name != "backlog" {
 			continue
 		}
-		fields := strings.Fields(rest)
+		fields := strings.Fields(f.Detail)
 		if len(fields) > 0 {
 			if n, err := strconv.ParseInt(strings.Trim(fields[0], ",;"), 10, 64); err == nil {
 				return n, true
@@ -110,7 +111,7 @@ func ValidityTable(d *Dataset) []Validity {
 				for _, r := range g.Records {
 					v.Records++
 					for _, f := range r.Flags {
-						v.Flagged[strings.TrimSpace(strings.SplitN(f, ":", 2)[0])]++
+						v.Flagged[string(f.Name)]++
 					}
 					if r.Result.Counts.Lost > 0 {
 						v.LostRecords++

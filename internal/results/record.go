@@ -10,6 +10,7 @@ import (
 	"pslab/internal/load"
 	"pslab/internal/metrics"
 	"pslab/internal/scenario"
+	"pslab/netem"
 )
 
 // SchemaVersion of Record; bump on incompatible changes.
@@ -47,7 +48,7 @@ type Record struct {
 	Throughput *Throughput `json:"throughput,omitempty"`
 	// Filter: kind, n_fltr, n_diff, expected r and the broker mechanism.
 	Filter *FilterInfo `json:"filter,omitempty"`
-	Flags  []string    `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
+	Flags  []Flag      `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
 	// Audit checks the delivery guarantees of the case's combination
 	// against its counts, under its faults.
 	Audit []audit.Check      `json:"audit,omitempty"`
@@ -93,12 +94,19 @@ func SettingsOf(c scenario.Case) Settings {
 
 // Network is the link a case ran over.
 type Network struct {
-	Profile string `json:"profile"`          // e.g. "wireline", "wifi-paper"
-	Path    string `json:"path"`             // "namespaces" (through the emulating router) or "loopback"
-	Backend string `json:"backend"`          // "none", "netem", "tbf+nftables", or "" on loopback
-	Spec    any    `json:"spec,omitempty"`   // the profile as configured
-	Link    any    `json:"link,omitempty"`   // measured over the case: counters, rate, loss
-	Verify  any    `json:"verify,omitempty"` // verification of the profile before the run
+	Profile string              `json:"profile"`          // e.g. "wireline", "wifi-paper"
+	Path    string              `json:"path"`             // "namespaces" (through the emulating router) or "loopback"
+	Backend string              `json:"backend"`          // "none", "netem", "tbf+nftables", or "" on loopback
+	Spec    *netem.Profile      `json:"spec,omitempty"`   // the profile as configured
+	Link    *LinkOver           `json:"link,omitempty"`   // measured over the case: counters, rate, loss
+	Verify  *netem.Verification `json:"verify,omitempty"` // verification of the profile before the run
+}
+
+// LinkOver is what the emulated link did over a case: the counters'
+// deltas, or why they could not be read.
+type LinkOver struct {
+	*netem.Counters
+	Error string `json:"error,omitempty"`
 }
 
 // Resources are CPU and memory samples of the client (this process) and

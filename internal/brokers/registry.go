@@ -1,0 +1,164 @@
+// Package brokers is the registry of the brokers pslab can run. Each broker
+// lives in its own package (brokers/nats, brokers/artemis, brokers/fake)
+// and registers a Descriptor from its init function; brokers/all imports
+// them all, so a program (cmd/pslab) or the lab gets every broker with one
+// import. Code outside the broker packages loops over the registry and
+// never switches on a broker's name: a new broker is one package and one
+// line in brokers/all.
+package brokers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"pslab/internal/broker"
+	"pslab/internal/driver"
+	"pslab/internal/scenario"
+)
+
+// Descriptor is everything pslab knows about one broker.
+type Descriptor struct {
+	// Name is the broker's name in scenario files, flags and records.
+	Name string
+	// Summary says in a few words what the broker is, for help texts.
+	Summary string
+	// Simulated marks a broker that is not a real broker (the in-memory
+	// fake): its records are flagged and it is never a scenario default.
+	Simulated bool
+
+	// NewBroker makes the broker for a run in the lab called labName
+	// (installing it first when needed); the lab starts and stops it.
+	NewBroker func(ctx context.Context, labName string, log io.Writer) (broker.Broker, error)
+	// NewDriver opens the driver on a started broker's endpoint.
+	NewDriver func(ctx context.Context, ep driver.Endpoint) (driver.Driver, error)
+	// Supports tells, before any broker runs, whether the driver can
+	// express f (nil) or why not (wrapping driver.ErrUnsupported).
+	Supports func(f scenario.Factors) error
+	// Capabilities is the broker's capability table.
+	Capabilities Capabilities
+
+	// Schemes are the URL schemes of an external broker of this kind
+	// (--url NAME=URL), e.g. "nats".
+	Schemes []string
+	// Probe tells over a fresh connection c to host (host:port) whether the
+	// broker lets a client in without credentials, and how it knows.
+	Probe broker.AccessProbe
+
+	// Install installs the broker into pslab's cache (`pslab broker
+	// install`), writing progress to log and the outcome to out.
+	Install func(ctx context.Context, out, log io.Writer) error
+	// Start starts a broker in the background on loopback for manual use
+	// (`pslab broker start`) and prints its URL and credentials to out.
+	Start func(ctx context.Context, out, log io.Writer) error
+	// Stop stops what Start left running (`pslab broker stop`).
+	Stop func(ctx context.Context, out io.Writer) error
+	// Doctor checks what the broker needs on this machine (`pslab doctor`).
+	Doctor func(ctx context.Context) []Check
+}
+
+// Capabilities is what a broker can express, as data instead of switches
+// on its name.
+type Capabilities struct {
+	// FilterRefusals holds, for each filter kind the broker cannot express,
+	// the reason (driver.FilterRefusals.Check words the refusal).
+	FilterRefusals driver.FilterRefusals
+}
+
+// Check is one line of `pslab doctor`.
+type Check struct {
+	Status string // ok, missing, limited, info
+	What   string
+	Detail string
+}
+
+// Registry holds descriptors by name. The zero value is empty and ready.
+type Registry struct {
+	mu sync.RWMutex
+	m  map[string]Descriptor
+}
+
+// Default is the registry the broker packages register into.
+var Default = &Registry{}
+
+// Register adds d to the default registry; it panics on a duplicate or
+// incomplete descriptor (a programming error, found at start-up).
+func Register(d Descriptor) { Default.Register(d) }
+
+// Lookup finds a broker of the default registry by name.
+func Lookup(name string) (Descriptor, bool) { return Default.Lookup(name) }
+
+// Names lists the brokers of the default registry, sorted.
+func Names() []string { return Default.Names() }
+
+// Register adds d; it panics on a duplicate or incomplete descriptor.
+func (r *Registry) Register(d Descriptor) {
+	if d.Name == "" || d.NewBroker == nil || d.NewDriver == nil || d.Supports == nil {
+		panic(fmt.Sprintf("brokers: descriptor %q lacks a name, NewBroker, NewDriver or Supports", d.Name))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.m[d.Name]; dup {
+		panic("brokers: " + d.Name + " registered twice")
+	}
+	if r.m == nil {
+		r.m = map[string]Descriptor{}
+	}
+	r.m[d.Name] = d
+}
+
+// Lookup finds a broker by name.
+func (r *Registry) Lookup(name string) (Descriptor, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	d, ok := r.m[name]
+	return d, ok
+}
+
+// Names lists the registered brokers, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.m))
+	for n := range r.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Get finds a broker by name or says which ones exist.
+func (r *Registry) Get(name string) (Descriptor, error) {
+	if d, ok := r.Lookup(name); ok {
+		return d, nil
+	}
+	return Descriptor{}, fmt.Errorf("unknown broker %q (known: %s)", name, strings.Join(r.Names(), ", "))
+}
+
+// OpenAccess says whether the external broker ext lets a client in
+// without credentials, with the probe of the broker whose descriptor
+// claims its URL's scheme (nats:// is probed as NATS, stomp:// as STOMP).
+func (r *Registry) OpenAccess(ctx context.Context, ext *broker.External) (bool, string, error) {
+	scheme, _, _ := strings.Cut(ext.URL(), "://")
+	var all []string
+	for _, n := range r.Names() {
+		d, _ := r.Lookup(n)
+		if d.Probe != nil && slices.Contains(d.Schemes, scheme) {
+			return ext.OpenAccess(ctx, d.Probe)
+		}
+		all = append(all, d.Schemes...)
+	}
+	return false, "", fmt.Errorf("%s: cannot tell how to probe %s (want %s)", ext.Name(), ext.URL(), schemeList(all))
+}
+
+func schemeList(s []string) string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = x + "://"
+	}
+	return strings.Join(out, " or ")
+}
