@@ -63,6 +63,9 @@ func flagsFor(r *results.Record) []string {
 		if c.ReceivedInWindow == 0 {
 			flags = append(flags, "no-deliveries-in-window: throughput and latency are not measured")
 		}
+		if c.ReceivedInWindow > 0 && c.ReceivedInWindow < minDeliveries {
+			flags = append(flags, fewDeliveriesFlag(c.ReceivedInWindow))
+		}
 	}
 	if t := r.Throughput; t != nil && r.Settings.Capacity && !t.Saturation.Saturated && !t.Saturation.ClientBound {
 		flags = append(flags, "not-saturated: not a capacity measurement: "+t.Saturation.Why)

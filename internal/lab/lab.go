@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -44,10 +43,15 @@ type Options struct {
 	// (default "pslab"); two runs at once need different names.
 	LabName string
 	// CITarget, when positive, repeats each case beyond Reps until the 95 %
-	// confidence half-width of subscriber throughput is within this fraction
-	// of the mean (e.g. 0.05), or MaxReps is reached.
+	// confidence half-widths of subscriber throughput and of mean latency
+	// are within this fraction of the mean (e.g. 0.05), or MaxReps is
+	// reached. 0: the suite's `ci:`; MaxReps 0: the suite's `max_reps:`,
+	// else 10.
 	CITarget float64
-	MaxReps  int // default 10
+	MaxReps  int
+	// Finished are the finished records of an interrupted run being
+	// resumed: their repetitions are not run again.
+	Finished []results.Record
 	// BrokerPID, with URLs, puts the broker side of the emulated link in the
 	// network namespace of that process (a broker container), so external
 	// brokers can be measured over every network profile.
@@ -68,6 +72,10 @@ type Plan struct {
 	Cases    []scenario.Case
 	Reps     int
 	Notes    []string // what was left out and why, warnings (said before running)
+	// CITarget and MaxReps: the sequential-repetition rule (flags over the
+	// suite's `ci:` and `max_reps:`).
+	CITarget float64
+	MaxReps  int
 }
 
 // Units is the number of case runs (case x broker x network x rep; a case
@@ -97,6 +105,13 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	}
 	if o.Reps > 0 {
 		p.Reps = o.Reps
+	}
+	p.CITarget, p.MaxReps = s.RepsRule.CI, s.RepsRule.MaxReps
+	if o.CITarget > 0 {
+		p.CITarget = o.CITarget
+	}
+	if o.MaxReps > 0 {
+		p.MaxReps = o.MaxReps
 	}
 	for _, b := range p.Brokers {
 		if _, ok := brokerKinds[b]; !ok {
@@ -217,14 +232,14 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	sum := &Summary{Bundle: o.Out}
 	start := time.Now()
 	defer func() { sum.Wall = time.Since(start) }()
-	unit := 0
+	pr := newProgress(p, profileNames(p.Networks), start)
 	for _, netName := range p.Networks {
 		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0, o.BrokerPID, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}
 		for _, bName := range p.Brokers {
-			err := runBroker(ctx, p, o, bundle, nw, bName, runID, &unit, sum)
+			err := runBroker(ctx, p, o, bundle, nw, bName, runID, pr, sum)
 			if err != nil {
 				nw.close()
 				return sum, fmt.Errorf("broker %s on %s: %w", bName, netName, err)
@@ -236,7 +251,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 }
 
 func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, nw *network,
-	bName, runID string, unit *int, sum *Summary) error {
+	bName, runID string, pr *progress, sum *Summary) error {
 	k := brokerKinds[bName]
 	var b broker.Broker
 	var err error
@@ -262,40 +277,42 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 	if o.WarmupRun {
 		warmUp(ctx, o, drv, p, bName, runID)
 	}
-	for _, c := range p.Cases {
-		if !c.ForBroker(bName) {
-			continue
+	sched := newSchedule(p, o, bName, nw.profile.Name, o.Seed)
+	pr.begin(nw.profile.Name, bName, sched)
+	defer pr.end()
+	for {
+		r, order := sched.next()
+		if r == nil {
+			break
 		}
-		var subTputs []float64
-		for rep := 1; !enoughReps(rep-1, subTputs, p.Reps, o); rep++ {
-			*unit++
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			revived, err := reviveBroker(ctx, b, o.Log)
-			if err != nil {
-				return err
-			}
-			rec := runCase(ctx, o, drv, b, nw, c, rep, runID, p)
-			if revived != "" {
-				rec.Flags = append(rec.Flags, revived)
-			}
-			if rec.Result != nil && rec.Result.Histogram != nil {
-				if enc, err := rec.Result.Histogram.Encode(); err == nil {
-					rec.HistFile, _ = bundle.WriteHistogram(histName(rec), enc)
-				}
-			}
-			if err := bundle.Append(rec); err != nil {
-				return fmt.Errorf("write record: %w", err)
-			}
-			sum.Records = append(sum.Records, *rec)
-			if rec.Error != "" {
-				sum.Failed++
-			} else {
-				subTputs = append(subTputs, rec.Result.SubTput)
-			}
-			fmt.Fprintf(o.Log, "[%d/%d] %s\n", *unit, p.Units(), progressLine(rec))
+		c, rep := r.c, r.nextRep()
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		revived, err := reviveBroker(ctx, b, o.Log)
+		if err != nil {
+			return err
+		}
+		rec := runCase(ctx, o, drv, b, nw, c, rep, runID, p)
+		rec.Machine, rec.Order = thisMachine(), order
+		if revived != "" {
+			rec.Flags = append(rec.Flags, revived)
+		}
+		if rec.Result != nil && rec.Result.Histogram != nil {
+			if enc, err := rec.Result.Histogram.Encode(); err == nil {
+				rec.HistFile, _ = bundle.WriteHistogram(histName(rec), enc)
+			}
+		}
+		if err := bundle.Append(rec); err != nil {
+			return fmt.Errorf("write record: %w", err)
+		}
+		sum.Records = append(sum.Records, *rec)
+		if rec.Error != "" {
+			sum.Failed++
+		}
+		r.add(rec)
+		pr.ran(nw.profile.Name, time.Now())
+		fmt.Fprintf(o.Log, "%s %s\n", pr.line(time.Now()), progressLine(rec))
 	}
 	return nil
 }
@@ -371,38 +388,6 @@ func purgeRetrying(ctx context.Context, drv driver.Driver, prefix string) error 
 	case <-time.After(10 * time.Second):
 	}
 	return drv.Purge(ctx, prefix)
-}
-
-// enoughReps decides whether a case has run enough repetitions: at least
-// min, and with a CI target until it is met or MaxReps is reached.
-func enoughReps(done int, subTputs []float64, min int, o Options) bool {
-	if done < min {
-		return false
-	}
-	if o.CITarget <= 0 {
-		return true
-	}
-	maxReps := o.MaxReps
-	if maxReps <= 0 {
-		maxReps = 10
-	}
-	if done >= maxReps {
-		return true
-	}
-	return CIReached(subTputs, o.CITarget)
-}
-
-// CIReached reports whether the 95 % confidence half-width of xs is within
-// target (a fraction) of their mean.
-func CIReached(xs []float64, target float64) bool {
-	if len(xs) < 2 {
-		return false
-	}
-	mean, half := metrics.MeanCI95(xs)
-	if mean == 0 || math.IsNaN(half) {
-		return false
-	}
-	return half/mean <= target
 }
 
 func histName(r *results.Record) string {
