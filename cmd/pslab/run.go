@@ -38,6 +38,7 @@ type runFlags struct {
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
+	var rf resumeFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE...",
 		Short: "Run scenario files against brokers over network profiles",
@@ -52,11 +53,23 @@ file. All files are validated first: with any error, nothing is run and pslab
 exits with code 2.`,
 		Example: `  pslab run scenarios/smoke.yaml
   pslab run scenarios/smoke.yaml --quick --network wireline
-  pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1`,
-		Args: argsCheck(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, args, f) },
+  pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1
+  pslab run --resume runs/set1`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if rf.dir != "" {
+				return nil // resumeRun checks
+			}
+			return argsCheck(cobra.MinimumNArgs(1))(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if rf.dir != "" {
+				return resumeRun(cmd, args, f, rf)
+			}
+			return runRun(cmd, args, f)
+		},
 	}
 	addRunFlags(cmd, &f, true)
+	addResumeFlags(cmd, &rf)
 	return cmd
 }
 
@@ -93,7 +106,11 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	return runPlans(cmd, plans, opts, f.out)
+	root, err := startRunInfo(cmd, files, plans, f.out)
+	if err != nil {
+		return err
+	}
+	return runPlans(cmd, plans, opts, root)
 }
 
 // loadPlans parses and plans every scenario file before anything runs;

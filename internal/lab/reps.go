@@ -28,7 +28,7 @@ type row struct {
 func (r *row) add(rec *results.Record) {
 	r.attempts++
 	r.used[rec.Rep] = true
-	if !Finished(rec) {
+	if !rec.Finished() {
 		return
 	}
 	r.subTputs = append(r.subTputs, rec.Result.SubTput)
@@ -44,21 +44,6 @@ func (r *row) nextRep() int {
 		n++
 	}
 	return n
-}
-
-// Finished reports whether a record is a finished repetition: measured,
-// not failed and not cut short by an interruption. A resumed run runs the
-// others again.
-func Finished(rec *results.Record) bool {
-	if rec.Error != "" || rec.Result == nil {
-		return false
-	}
-	for _, f := range rec.Flags {
-		if len(f) >= len("interrupted") && f[:len("interrupted")] == "interrupted" {
-			return false
-		}
-	}
-	return true
 }
 
 // schedule runs the rows of one broker on one network in rounds: each

@@ -129,7 +129,7 @@ func TestScheduleResumesWithoutRepeatingFinishedReps(t *testing.T) {
 	finished[7].Broker = "artemis"
 	var f []results.Record
 	for _, r := range finished {
-		if Finished(&r) {
+		if r.Finished() {
 			f = append(f, r)
 		}
 	}
