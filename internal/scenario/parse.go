@@ -157,6 +157,9 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 			s.PerNetwork = nil
 		}
 	}
+	if o.Quick { // a quick run exercises the pipeline: its reps are its own
+		s.RepsRule = RepsRule{}
+	}
 	var bases []caseSource
 	if casesNode != nil {
 		if casesNode.Kind != yaml.SequenceNode {

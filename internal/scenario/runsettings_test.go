@@ -34,6 +34,7 @@ cases:
 	q, err := Parse("t.yaml", []byte(src), Options{Quick: true})
 	require.NoError(t, err)
 	assert.Nil(t, q.PerNetwork, "quick runs keep their short phases")
+	assert.Zero(t, q.RepsRule, "and their own repetitions")
 }
 
 func TestRunSettingsErrorsWithLines(t *testing.T) {
