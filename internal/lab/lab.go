@@ -252,6 +252,13 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 
 func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, nw *network,
 	bName, runID string, pr *progress, sum *Summary) error {
+	sched := newSchedule(p, o, bName, nw.profile.Name, o.Seed)
+	pr.begin(nw.profile.Name, bName, sched)
+	defer pr.end()
+	if least, _ := sched.remaining(); least == 0 {
+		fmt.Fprintf(o.Log, "%s on %s: every repetition finished (resumed run)\n", bName, nw.profile.Name)
+		return nil
+	}
 	k := brokerKinds[bName]
 	var b broker.Broker
 	var err error
@@ -277,9 +284,6 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 	if o.WarmupRun {
 		warmUp(ctx, o, drv, p, bName, runID)
 	}
-	sched := newSchedule(p, o, bName, nw.profile.Name, o.Seed)
-	pr.begin(nw.profile.Name, bName, sched)
-	defer pr.end()
 	for {
 		r, order := sched.next()
 		if r == nil {
