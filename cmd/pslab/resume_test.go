@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,11 +120,18 @@ func TestResumeContinuesAnInterruptedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts nats-server and runs cases")
 	}
+	bin := buildPslab(t) // the broker child re-executes the binary
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "resume.yaml")
 	require.NoError(t, os.WriteFile(suite, []byte(resumeSuite), 0o644))
 	out := filepath.Join(dir, "out")
-	log, err := runCmd(suite, "--out", out, "--lab", "pslabres")
+	pslab := func(args ...string) (string, error) {
+		c := exec.Command(bin, args...)
+		c.Env = append(os.Environ(), "PSLAB_CACHE="+filepath.Join(dir, "cache"))
+		b, err := c.CombinedOutput()
+		return string(b), err
+	}
+	log, err := pslab("run", suite, "--out", out, "--lab", "pslabres")
 	require.NoError(t, err, log)
 	assert.Contains(t, log, "[1/4] elapsed", "progress with the whole run's count")
 	assert.Contains(t, log, "ETA")
@@ -159,7 +167,7 @@ func TestResumeContinuesAnInterruptedRun(t *testing.T) {
 		require.NoError(t, b.Append(&keep[i]))
 	}
 
-	log, err = runCmd("--resume", out, "--lab", "pslabres")
+	log, err = pslab("run", "--resume", out, "--lab", "pslabres")
 	require.NoError(t, err, log)
 	assert.Contains(t, log, "2 finished repetition(s) kept; 1 failed or interrupted set aside")
 	recs, err = results.Read(out)
@@ -182,9 +190,11 @@ func TestResumeContinuesAnInterruptedRun(t *testing.T) {
 
 	// Changed file: refused, then forced (nothing left to run) and noted.
 	require.NoError(t, os.WriteFile(suite, []byte(resumeSuite+"# changed\n"), 0o644))
-	_, err = runCmd("--resume", out, "--lab", "pslabres")
-	assert.True(t, isBadInput(err))
-	log, err = runCmd("--resume", out, "--lab", "pslabres", "--force")
+	log, err = pslab("run", "--resume", out, "--lab", "pslabres")
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), log)
+	assert.Equal(t, exitBadInput, exit.ExitCode(), log)
+	log, err = pslab("run", "--resume", out, "--lab", "pslabres", "--force")
 	require.NoError(t, err, log)
 	info, err := lab.ReadRunInfo(out)
 	require.NoError(t, err)
