@@ -38,6 +38,7 @@ type runFlags struct {
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
+	var rf resumeFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE...",
 		Short: "Run scenario files against brokers over network profiles",
@@ -52,11 +53,23 @@ file. All files are validated first: with any error, nothing is run and pslab
 exits with code 2.`,
 		Example: `  pslab run scenarios/smoke.yaml
   pslab run scenarios/smoke.yaml --quick --network wireline
-  pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1`,
-		Args: argsCheck(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, args, f) },
+  pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1
+  pslab run --resume runs/set1`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if rf.dir != "" {
+				return nil // resumeRun checks
+			}
+			return argsCheck(cobra.MinimumNArgs(1))(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if rf.dir != "" {
+				return resumeRun(cmd, args, f, rf)
+			}
+			return runRun(cmd, args, f)
+		},
 	}
 	addRunFlags(cmd, &f, true)
+	addResumeFlags(cmd, &rf)
 	return cmd
 }
 
@@ -76,8 +89,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringVar(&f.out, "out", "", "output directory (default runs/<suite>-<time>)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed for selector values and ranges")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "a progress line per second while a case runs")
-	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-width of subscriber throughput is within this share of the mean, e.g. 5%")
-	fl.IntVar(&f.maxReps, "max-reps", 10, "cap on repetitions with --ci")
+	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-widths of subscriber throughput and mean latency are within this share of the mean, e.g. 5% (default: the file's ci:)")
+	fl.IntVar(&f.maxReps, "max-reps", 0, "cap on repetitions with a CI target (default: the file's max_reps:, else 10)")
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
@@ -93,7 +106,11 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	return runPlans(cmd, plans, opts, f.out)
+	root, err := startRunInfo(cmd, files, plans, f.out)
+	if err != nil {
+		return err
+	}
+	return runPlans(cmd, plans, opts, root)
 }
 
 // loadPlans parses and plans every scenario file before anything runs;
@@ -133,7 +150,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if err != nil {
 		return lab.Options{}, badInputf("--ci: %v", err)
 	}
-	if f.maxReps < 1 {
+	if f.maxReps < 0 || cmd.Flags().Changed("max-reps") && f.maxReps < 1 {
 		return lab.Options{}, badInputf("--max-reps must be at least 1, got %d", f.maxReps)
 	}
 	urls, err := parseURLs(f.urls)
@@ -157,8 +174,8 @@ func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string
 		for _, n := range p.Notes {
 			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) x %d rep(s) -> %s\n",
-			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), p.Reps, o.Out)
+		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) x %s -> %s\n",
+			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), p.RepsText(), o.Out)
 		sum, err := lab.Run(ctx, p, o)
 		if sum != nil && len(sum.Records) > 0 {
 			fmt.Fprintln(cmd.OutOrStdout())
@@ -182,18 +199,7 @@ func parsePercent(s string) (float64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	pct := strings.HasSuffix(s, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a percentage (e.g. 5%%)", s)
-	}
-	if pct {
-		v /= 100
-	}
-	if v <= 0 || v >= 1 {
-		return 0, fmt.Errorf("%q must be between 0 and 100 %%", s)
-	}
-	return v, nil
+	return scenario.ParsePercent(s)
 }
 
 func outDir(flag, suite string, many bool) string {

@@ -63,6 +63,9 @@ func flagsFor(r *results.Record) []results.Flag {
 		if c.ReceivedInWindow == 0 {
 			flags = append(flags, results.NewFlag(results.FlagNoDeliveries, "throughput and latency are not measured"))
 		}
+		if c.ReceivedInWindow > 0 && c.ReceivedInWindow < minDeliveries {
+			flags = append(flags, fewDeliveriesFlag(c.ReceivedInWindow))
+		}
 	}
 	if t := r.Throughput; t != nil && r.Settings.Capacity && !t.Saturation.Saturated && !t.Saturation.ClientBound {
 		flags = append(flags, results.NewFlag(results.FlagNotSaturated, "not a capacity measurement: %s", t.Saturation.Why))

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -43,10 +42,15 @@ type Options struct {
 	// (default "pslab"); two runs at once need different names.
 	LabName string
 	// CITarget, when positive, repeats each case beyond Reps until the 95 %
-	// confidence half-width of subscriber throughput is within this fraction
-	// of the mean (e.g. 0.05), or MaxReps is reached.
+	// confidence half-widths of subscriber throughput and of mean latency
+	// are within this fraction of the mean (e.g. 0.05), or MaxReps is
+	// reached. 0: the suite's `ci:`; MaxReps 0: the suite's `max_reps:`,
+	// else 10.
 	CITarget float64
-	MaxReps  int // default 10
+	MaxReps  int
+	// Finished are the finished records of an interrupted run being
+	// resumed: their repetitions are not run again.
+	Finished []results.Record
 	// BrokerPID, with URLs, puts the broker side of the emulated link in the
 	// network namespace of that process (a broker container), so external
 	// brokers can be measured over every network profile.
@@ -70,6 +74,10 @@ type Plan struct {
 	Cases    []scenario.Case
 	Reps     int
 	Notes    []string // what was left out and why, warnings (said before running)
+	// CITarget and MaxReps: the sequential-repetition rule (flags over the
+	// suite's `ci:` and `max_reps:`).
+	CITarget float64
+	MaxReps  int
 }
 
 // Units is the number of case runs (case x broker x network x rep; a case
@@ -101,6 +109,13 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		p.Reps = o.Reps
 	}
 	reg := o.registry()
+	p.CITarget, p.MaxReps = s.RepsRule.CI, s.RepsRule.MaxReps
+	if o.CITarget > 0 {
+		p.CITarget = o.CITarget
+	}
+	if o.MaxReps > 0 {
+		p.MaxReps = o.MaxReps
+	}
 	for _, b := range p.Brokers {
 		if _, err := reg.Get(b); err != nil {
 			return p, err
@@ -221,9 +236,10 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out}}
-	sum := lr.sum
 	start := time.Now()
+	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
+		pr: newProgress(p, profileNames(p.Networks), start)}
+	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
 		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0 || p.inMemoryOnly(o), o.BrokerPID, log)
@@ -248,47 +264,52 @@ type labRun struct {
 	o      Options
 	bundle *results.Bundle
 	runID  string
-	unit   int // case runs begun, for progress
+	pr     *progress // case runs done and the ETA
 	sum    *Summary
 }
 
-// runBroker starts broker bName on nw and runs every case of the plan on
-// it, each repetition until enough (enoughReps).
+// runBroker starts broker bName on nw and runs its share of the plan's
+// schedule on it: every case until enough repetitions (reps.go), in the
+// schedule's order.
 func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) error {
+	p, o := lr.p, lr.o
+	sched := newSchedule(p, o, bName, nw.profile.Name, o.Seed)
+	lr.pr.begin(nw.profile.Name, bName, sched)
+	defer lr.pr.end()
+	if least, _ := sched.remaining(); least == 0 {
+		fmt.Fprintf(o.Log, "%s on %s: every repetition finished (resumed run)\n", bName, nw.profile.Name)
+		return nil
+	}
 	s, stop, err := lr.startSession(ctx, nw, bName)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	p, o := lr.p, lr.o
 	if o.WarmupRun {
 		warmUp(ctx, o, s.drv, p, bName, lr.runID)
 	}
-	for _, c := range p.Cases {
-		if !c.ForBroker(bName) {
-			continue
+	for {
+		r, order := sched.next()
+		if r == nil {
+			break
 		}
-		var subTputs []float64
-		for rep := 1; !enoughReps(rep-1, subTputs, p.Reps, o); rep++ {
-			lr.unit++
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			revived, err := reviveBroker(ctx, s.b, o.Log)
-			if err != nil {
-				return err
-			}
-			rec := s.runCase(ctx, c, rep)
-			if revived.Name != "" {
-				rec.Flags = append(rec.Flags, revived)
-			}
-			if err := lr.record(rec); err != nil {
-				return err
-			}
-			if rec.Error == "" {
-				subTputs = append(subTputs, rec.Result.SubTput)
-			}
+		c, rep := r.c, r.nextRep()
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
+		revived, err := reviveBroker(ctx, s.b, o.Log)
+		if err != nil {
+			return err
+		}
+		rec := s.runCase(ctx, c, rep)
+		rec.Machine, rec.Order = thisMachine(), order
+		if revived.Name != "" {
+			rec.Flags = append(rec.Flags, revived)
+		}
+		if err := lr.record(rec, nw.profile.Name); err != nil {
+			return err
+		}
+		r.add(rec)
 	}
 	return nil
 }
@@ -325,8 +346,9 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 }
 
 // record writes a case run's record (and its latency histogram) to the
-// bundle, adds it to the summary and prints its progress line.
-func (lr *labRun) record(rec *results.Record) error {
+// bundle, adds it to the summary and prints its progress line with the
+// run's ETA.
+func (lr *labRun) record(rec *results.Record, network string) error {
 	if rec.Result != nil && rec.Result.Histogram != nil {
 		if enc, err := rec.Result.Histogram.Encode(); err == nil {
 			rec.HistFile, _ = lr.bundle.WriteHistogram(histName(rec), enc)
@@ -339,7 +361,9 @@ func (lr *labRun) record(rec *results.Record) error {
 	if rec.Error != "" {
 		lr.sum.Failed++
 	}
-	fmt.Fprintf(lr.o.Log, "[%d/%d] %s\n", lr.unit, lr.p.Units(), progressLine(rec))
+	now := time.Now()
+	lr.pr.ran(network, now)
+	fmt.Fprintf(lr.o.Log, "%s %s\n", lr.pr.line(now), progressLine(rec))
 	return nil
 }
 
@@ -414,38 +438,6 @@ func purgeRetrying(ctx context.Context, drv driver.Driver, prefix string) error 
 	case <-time.After(10 * time.Second):
 	}
 	return drv.Purge(ctx, prefix)
-}
-
-// enoughReps decides whether a case has run enough repetitions: at least
-// min, and with a CI target until it is met or MaxReps is reached.
-func enoughReps(done int, subTputs []float64, min int, o Options) bool {
-	if done < min {
-		return false
-	}
-	if o.CITarget <= 0 {
-		return true
-	}
-	maxReps := o.MaxReps
-	if maxReps <= 0 {
-		maxReps = 10
-	}
-	if done >= maxReps {
-		return true
-	}
-	return CIReached(subTputs, o.CITarget)
-}
-
-// CIReached reports whether the 95 % confidence half-width of xs is within
-// target (a fraction) of their mean.
-func CIReached(xs []float64, target float64) bool {
-	if len(xs) < 2 {
-		return false
-	}
-	mean, half := metrics.MeanCI95(xs)
-	if mean == 0 || math.IsNaN(half) {
-		return false
-	}
-	return half/mean <= target
 }
 
 func histName(r *results.Record) string {

@@ -28,6 +28,8 @@ const (
 	FlagResetFailed      FlagName = "reset-failed"
 	FlagPurgeAfterFailed FlagName = "purge-after-failed"
 	FlagSimulated        FlagName = "simulated"
+	FlagInterrupted      FlagName = "interrupted"
+	FlagFewDeliveries    FlagName = "few-deliveries"
 )
 
 // Flag is one reason not to trust a record's numbers as they stand: a

@@ -55,9 +55,14 @@ type Record struct {
 	Paper map[string]float64 `json:"paper,omitempty"`
 	Note  string             `json:"note,omitempty"`
 
-	Versions Versions  `json:"versions"`
-	Started  time.Time `json:"started"`
-	WallS    float64   `json:"wall_s"`
+	Versions Versions `json:"versions"`
+	// Machine is the host the record was measured on (a run resumed
+	// elsewhere has records of several machines).
+	Machine *Machine `json:"machine,omitempty"`
+	// Order is the run's place in its network's schedule (rounds).
+	Order   *Order    `json:"order,omitempty"`
+	Started time.Time `json:"started"`
+	WallS   float64   `json:"wall_s"`
 	// Phases is where the run's wall time went outside the load itself.
 	Phases   *Phases `json:"phases,omitempty"`
 	Seed     int64   `json:"seed"`

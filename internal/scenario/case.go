@@ -150,4 +150,11 @@ type Suite struct {
 	Networks []string
 	Reps     int
 	Cases    []Case
+	// RepsRule: `ci:` and `max_reps:`, sequential repetitions.
+	RepsRule RepsRule
+	// RandomOrder: `order: random`, each network's case runs in seeded
+	// random rounds instead of file order (lab.schedule).
+	RandomOrder bool
+	// PerNetwork: `per_network:`, each network's warm-up, window and drain.
+	PerNetwork map[string]Phases
 }

@@ -110,6 +110,8 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 	var defaults, quick []entry
 	var casesNode, sweepNode *yaml.Node
 	casesLine := 0
+	var perNetwork map[string]Phases
+	perNetworkLine := 0
 	for _, e := range p.mapping(doc.Content[0], "the scenario file") {
 		switch e.key {
 		case "suite":
@@ -133,12 +135,30 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 			casesNode, casesLine = e.val, e.line
 		case "sweep":
 			sweepNode = e.val
+		case "ci":
+			s.RepsRule.CI = p.ci(e)
+		case "max_reps":
+			s.RepsRule.MaxReps = p.maxReps(e)
+		case "order":
+			s.RandomOrder = p.order(e)
+		case "per_network":
+			perNetwork, perNetworkLine = p.perNetwork(e.val), e.line
 		default:
-			p.errorf(e.line, "unknown key %q (want suite, description, brokers, networks, reps, defaults, quick, sweep, cases)", e.key)
+			p.errorf(e.line, "unknown key %q (want suite, description, brokers, networks, reps, ci, max_reps, order, per_network, defaults, quick, sweep, cases)", e.key)
 		}
 	}
 	if s.Name == "" {
 		p.errorf(doc.Content[0].Line, "missing `suite:` name")
+	}
+	if perNetwork != nil {
+		s.PerNetwork = perNetwork
+		p.checkPerNetwork(s, perNetworkLine)
+		if o.Quick { // quick runs keep their own short phases
+			s.PerNetwork = nil
+		}
+	}
+	if o.Quick { // a quick run exercises the pipeline: its reps are its own
+		s.RepsRule = RepsRule{}
 	}
 	var bases []caseSource
 	if casesNode != nil {

@@ -1,0 +1,177 @@
+package lab
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+
+	"pslab/internal/metrics"
+	"pslab/internal/results"
+	"pslab/internal/scenario"
+)
+
+// defaultMaxReps bounds sequential repetitions when neither the flag nor
+// the scenario file gives one.
+const defaultMaxReps = 10
+
+// row is one case on one broker and network, with its repetitions so far.
+type row struct {
+	c        scenario.Case
+	attempts int          // runs counted toward the bound: finished, and failed ones of this run
+	used     map[int]bool // repetition numbers finished or tried
+	subTputs []float64    // of finished repetitions
+	latMeans []float64    // mean latency (ms) of finished repetitions with deliveries
+}
+
+// add counts a record of this row; finished ones feed the CI.
+func (r *row) add(rec *results.Record) {
+	r.attempts++
+	r.used[rec.Rep] = true
+	if !rec.Finished() {
+		return
+	}
+	r.subTputs = append(r.subTputs, rec.Result.SubTput)
+	if rec.Result.Latency.Count > 0 {
+		r.latMeans = append(r.latMeans, rec.Result.Latency.MeanMs)
+	}
+}
+
+// nextRep is the lowest repetition number not finished or tried yet.
+func (r *row) nextRep() int {
+	n := 1
+	for r.used[n] {
+		n++
+	}
+	return n
+}
+
+// schedule runs the rows of one broker on one network in rounds: each
+// round runs every row still short of its target once, in file order or,
+// with `order: random`, in an order drawn from a seed recorded in each
+// record, so that drift over time does not line up with the factors.
+type schedule struct {
+	rows     []*row
+	min      int
+	ci       float64
+	maxReps  int
+	random   bool
+	seed     int64
+	rng      *rand.Rand
+	round    int
+	queue    []*row
+	position int
+}
+
+// newSchedule builds the rows of broker b on network net (the profile
+// name records carry), counting the finished records of a resumed run.
+func newSchedule(p Plan, o Options, b, net string, seed int64) *schedule {
+	s := &schedule{min: p.Reps, ci: p.CITarget, maxReps: p.maxReps(), random: p.Suite.RandomOrder}
+	h := fnv.New64a()
+	h.Write([]byte(p.Suite.Name + "/" + net + "/" + b))
+	s.seed = seed ^ int64(h.Sum64()>>1)
+	s.rng = rand.New(rand.NewPCG(uint64(s.seed), 0x70736c6162))
+	for _, c := range p.Cases {
+		if !c.ForBroker(b) {
+			continue
+		}
+		r := &row{c: p.Suite.ForNetwork(c, net), used: map[int]bool{}}
+		for i := range o.Finished {
+			f := &o.Finished[i]
+			if f.Suite == p.Suite.Name && f.CaseID == c.ID && f.Broker == b && f.Network.Profile == net {
+				r.add(f)
+			}
+		}
+		s.rows = append(s.rows, r)
+	}
+	return s
+}
+
+// enough reports whether a row has run enough repetitions.
+func (s *schedule) enough(r *row) bool {
+	return enoughReps(r.attempts, r.subTputs, r.latMeans, s.min, s.ci, s.maxReps)
+}
+
+// next returns the row to run next and its place in the order, or nil
+// when every row is done.
+func (s *schedule) next() (*row, *results.Order) {
+	for len(s.queue) == 0 {
+		var short []*row
+		for _, r := range s.rows {
+			if !s.enough(r) {
+				short = append(short, r)
+			}
+		}
+		if len(short) == 0 {
+			return nil, nil
+		}
+		if s.random {
+			s.rng.Shuffle(len(short), func(i, j int) { short[i], short[j] = short[j], short[i] })
+		}
+		s.round++
+		s.queue, s.position = short, 0
+	}
+	r := s.queue[0]
+	s.queue = s.queue[1:]
+	s.position++
+	ord := &results.Order{Random: s.random, Round: s.round, Position: s.position}
+	if s.random {
+		ord.Seed = s.seed
+	}
+	return r, ord
+}
+
+// remaining is the number of runs this schedule still needs at least (each
+// row up to its minimum, and one more for each row short of its target)
+// and at most (each row up to the bound).
+func (s *schedule) remaining() (least, most int) {
+	for _, r := range s.rows {
+		if s.enough(r) {
+			continue
+		}
+		least += max(1, s.min-r.attempts)
+		if s.ci > 0 {
+			most += max(s.min, s.maxReps) - r.attempts
+		} else {
+			most += s.min - r.attempts
+		}
+	}
+	return least, most
+}
+
+// enoughReps decides whether a row has run enough repetitions: at least
+// min, and with a CI target until the 95 % confidence half-widths of both
+// subscriber throughput and mean latency are within it, or maxReps runs.
+func enoughReps(done int, subTputs, latMeans []float64, min int, ci float64, maxReps int) bool {
+	if done < min {
+		return false
+	}
+	if ci <= 0 {
+		return true
+	}
+	if done >= maxReps {
+		return true
+	}
+	return CIReached(subTputs, ci) && CIReached(latMeans, ci)
+}
+
+// CIReached reports whether the 95 % confidence half-width of xs is within
+// target (a fraction) of their mean.
+func CIReached(xs []float64, target float64) bool {
+	if len(xs) < 2 {
+		return false
+	}
+	mean, half := metrics.MeanCI95(xs)
+	if mean == 0 || math.IsNaN(half) {
+		return false
+	}
+	return half/mean <= target
+}
+
+// minDeliveries is the fewest deliveries a window must hold for its
+// throughput and latency to be more than a handful of bursts (issue 16;
+// docs/report.md sizes the reproduction's windows for it).
+const minDeliveries = 1000
+
+func fewDeliveriesFlag(n int64) results.Flag {
+	return results.NewFlag(results.FlagFewDeliveries, "%d < %d in the window (lengthen the window: per_network in the scenario file)", n, minDeliveries)
+}
