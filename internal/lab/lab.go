@@ -482,7 +482,7 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		Injector: injector{nw: nw, b: b, sampler: sampler},
 		// On the emulated link a graceful close waits behind the queued data
 		// and the purge below removes everything anyway: drop instead.
-		AbortAtEnd: nw.profile.Shaped()}
+		AbortAtEnd: nw.profile.Shaped(), LinkBitsPerSec: nw.linkBits()}
 	reshaped := false
 	if unshaped {
 		cfg.Connected = func() error {
@@ -542,7 +542,7 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	rec.Audit = audit.Evaluate(c.Factors, res)
 	// Resources over the window only: from the end of the warm-up to the
 	// end of the window, relative to the sampler's start.
-	ws := res.Start.Sub(samplingStart) + c.Warmup
+	ws := res.Start.Sub(samplingStart) + time.Duration(res.WarmupS*float64(time.Second))
 	rec.Resources = resourcesOf(samples, ws.Seconds(), (ws + c.Window).Seconds(), interval.Seconds())
 	rec.Throughput = results.ThroughputOf(rec)
 	rec.Flags = append(rec.Flags, flagsFor(rec)...)

@@ -1,0 +1,46 @@
+package lab
+
+import (
+	"fmt"
+
+	"pslab/internal/load"
+)
+
+// linkBits is the emulated link's rate in bits/s, 0 when unshaped: it
+// sizes how long the drain waits for a backlog to cross the link.
+func (nw *network) linkBits() float64 {
+	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+		return 0
+	}
+	return nw.profile.RateKbit * 1000
+}
+
+// accountingFlags are the flags of a result's delivery accounting, drain
+// and steady state: a backlog is flagged as such, never as loss.
+func accountingFlags(res *load.Result) []string {
+	var flags []string
+	c, a := res.Counts, res.Accounting
+	if a == nil { // a result of an older pslab: lost = expected - received
+		if !res.DrainComplete {
+			flags = append(flags, fmt.Sprintf("drain-incomplete: %d of %d expected deliveries missing after the drain (lost may include backlog)", c.Lost, c.Expected))
+		}
+		return flags
+	}
+	if !res.DrainComplete {
+		flags = append(flags, fmt.Sprintf("drain-incomplete: %d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d",
+			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost))
+	}
+	if c.Backlog > 0 {
+		flags = append(flags, fmt.Sprintf("backlog: %d deliveries still queued at the broker when the drain ended (by its own count; not lost)", c.Backlog))
+	}
+	if a.Held == nil && c.Lost > 0 {
+		flags = append(flags, fmt.Sprintf("lost-unverified: %d may include backlog (%s)", c.Lost, a.HeldError))
+	}
+	if !a.Steady.Levelled {
+		flags = append(flags, "not-steady: "+a.Steady.Why)
+	}
+	if a.SubExceedsPub {
+		flags = append(flags, fmt.Sprintf("sub-exceeds-pub: the window delivered %.2fx what was due for what its publishers sent in it (a backlog from before the window)", a.SubOverPub))
+	}
+	return flags
+}
