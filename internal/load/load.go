@@ -87,16 +87,16 @@ type Counts struct {
 	// messages the client library discarded as a slow consumer (part of
 	// Lost). DueInWindow counts the deliveries due for messages sent inside
 	// the window: the latency statistics cover those of them that arrived.
-	Backlog     int64 `json:"backlog,omitempty"`
-	InFlight    int64 `json:"in_flight,omitempty"`
-	Dropped     int64 `json:"dropped,omitempty"`
-	DueInWindow int64 `json:"due_in_window,omitempty"`
-	Duplicated       int64 `json:"duplicated"`
-	Reordered        int64 `json:"reordered"`
-	Redelivered      int64 `json:"redelivered"`   // flagged as redelivered by the broker
-	DecodeErrors     int64 `json:"decode_errors"` // bodies that failed full decoding
-	Unexpected       int64 `json:"unexpected"`    // deliveries that no subscriber should have had
-	PublishErrors    int64 `json:"publish_errors"`
+	Backlog       int64 `json:"backlog,omitempty"`
+	InFlight      int64 `json:"in_flight,omitempty"`
+	Dropped       int64 `json:"dropped,omitempty"`
+	DueInWindow   int64 `json:"due_in_window,omitempty"`
+	Duplicated    int64 `json:"duplicated"`
+	Reordered     int64 `json:"reordered"`
+	Redelivered   int64 `json:"redelivered"`   // flagged as redelivered by the broker
+	DecodeErrors  int64 `json:"decode_errors"` // bodies that failed full decoding
+	Unexpected    int64 `json:"unexpected"`    // deliveries that no subscriber should have had
+	PublishErrors int64 `json:"publish_errors"`
 	// InDoubt counts sends a publisher's connection lost before the broker
 	// confirmed them (they may or may not have been stored); Resent counts
 	// messages a client library sent again after reconnecting. Both come
