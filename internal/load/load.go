@@ -75,11 +75,23 @@ type Counts struct {
 	Received         int64 `json:"received"`           // distinct deliveries by the end of drain
 	ReceivedInWindow int64 `json:"received_in_window"` // distinct deliveries received inside the window
 	Late             int64 `json:"late"`               // distinct deliveries received after the window closed
+	Lost             int64 `json:"lost"`               // due, not received, held nowhere (see Backlog)
+	Duplicated       int64 `json:"duplicated"`
+	Reordered        int64 `json:"reordered"`
+	Redelivered      int64 `json:"redelivered"`   // flagged as redelivered by the broker
+	DecodeErrors     int64 `json:"decode_errors"` // bodies that failed full decoding
+	Unexpected       int64 `json:"unexpected"`    // deliveries that no subscriber should have had
+	PublishErrors    int64 `json:"publish_errors"`
+	// InDoubt counts sends a publisher's connection lost before the broker
+	// confirmed them (they may or may not have been stored); Resent counts
+	// messages a client library sent again after reconnecting. Both come
+	// from drivers that reconnect by themselves (driver.ConnReporter).
+	InDoubt int64 `json:"in_doubt,omitempty"`
+	Resent  int64 `json:"resent,omitempty"`
 	// Lost counts deliveries due, not received, and held nowhere: not
 	// queued at the broker (Backlog) nor in the client library (InFlight).
-	// Records without an accounting block (older pslab) have Expected -
-	// Received here, which may include backlog.
-	Lost int64 `json:"lost"`
+	// Records without an accounting block (Result.Accounting, older
+	// pslab) have Expected - Received there, which may include backlog.
 	// Backlog counts deliveries due, not received, that the broker still
 	// held for the case's subscriptions when the drain ended, by its own
 	// count (driver.HeldReporter); not lost. InFlight counts those the
@@ -87,22 +99,10 @@ type Counts struct {
 	// messages the client library discarded as a slow consumer (part of
 	// Lost). DueInWindow counts the deliveries due for messages sent inside
 	// the window: the latency statistics cover those of them that arrived.
-	Backlog       int64 `json:"backlog,omitempty"`
-	InFlight      int64 `json:"in_flight,omitempty"`
-	Dropped       int64 `json:"dropped,omitempty"`
-	DueInWindow   int64 `json:"due_in_window,omitempty"`
-	Duplicated    int64 `json:"duplicated"`
-	Reordered     int64 `json:"reordered"`
-	Redelivered   int64 `json:"redelivered"`   // flagged as redelivered by the broker
-	DecodeErrors  int64 `json:"decode_errors"` // bodies that failed full decoding
-	Unexpected    int64 `json:"unexpected"`    // deliveries that no subscriber should have had
-	PublishErrors int64 `json:"publish_errors"`
-	// InDoubt counts sends a publisher's connection lost before the broker
-	// confirmed them (they may or may not have been stored); Resent counts
-	// messages a client library sent again after reconnecting. Both come
-	// from drivers that reconnect by themselves (driver.ConnReporter).
-	InDoubt int64 `json:"in_doubt,omitempty"`
-	Resent  int64 `json:"resent,omitempty"`
+	Backlog     int64 `json:"backlog,omitempty"`
+	InFlight    int64 `json:"in_flight,omitempty"`
+	Dropped     int64 `json:"dropped,omitempty"`
+	DueInWindow int64 `json:"due_in_window,omitempty"`
 }
 
 // Result is what one case run measured.
