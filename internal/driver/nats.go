@@ -23,6 +23,10 @@ type NATS struct {
 	ep    Endpoint
 	admin *nats.Conn
 	js    jetstream.JetStream
+	// corePendingMsgs, when positive, is the pending limit (messages) of
+	// each core subscription; beyond it nats.go drops (a slow consumer).
+	// 0 keeps the library's default (512 Ki messages, 64 MiB).
+	corePendingMsgs int
 }
 
 // NewNATS connects the driver's admin connection to ep.

@@ -85,6 +85,9 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 				nc.Close()
 				return nil, err
 			}
+			if d.corePendingMsgs > 0 {
+				_ = ns.SetPendingLimits(d.corePendingMsgs, -1)
+			}
 			sub.subs = append(sub.subs, ns)
 		}
 		if err := flushWithin(ctx, nc); err != nil { // subscriptions registered before publishers start

@@ -60,6 +60,10 @@ type Group struct {
 	Pub, Sub, Lat            Stat // msgs/s, msgs/s, mean latency ms
 	P50, P90, P99, P999, Max Stat // latency percentiles (ms), mean over reps
 	Lost, Dup, Late          int64
+	// Backlog is what the brokers still held when the drains ended (not
+	// lost); LostUnverified counts records whose lost may include backlog.
+	Backlog        int64
+	LostUnverified int
 	Expected, Received       int64
 
 	// Flags counts records per flag name (the text before the first ':');
@@ -155,6 +159,10 @@ func Build(recs []results.Record) *Dataset {
 		}
 		c := res.Counts
 		g.Lost += c.Lost
+		g.Backlog += c.Backlog
+		if lostUnverified(r) {
+			g.LostUnverified++
+		}
 		g.Dup += c.Duplicated
 		g.Late += c.Late
 		g.Expected += c.Expected
