@@ -60,11 +60,11 @@ type Group struct {
 	Pub, Sub, Lat            Stat // msgs/s, msgs/s, mean latency ms
 	P50, P90, P99, P999, Max Stat // latency percentiles (ms), mean over reps
 	Lost, Dup, Late          int64
+	Expected, Received       int64
 	// Backlog is what the brokers still held when the drains ended (not
 	// lost); LostUnverified counts records whose lost may include backlog.
 	Backlog        int64
 	LostUnverified int
-	Expected, Received       int64
 
 	// Flags counts records per flag name (the text before the first ':');
 	// FlagText keeps the first full text of each.
