@@ -36,6 +36,11 @@ func accountingFlags(res *load.Result) []string {
 	if a.Held == nil && c.Lost > 0 {
 		flags = append(flags, fmt.Sprintf("lost-unverified: %d may include backlog (%s)", c.Lost, a.HeldError))
 	}
+	if c.SentInWindow == 0 {
+		flags = append(flags, "no-sends-in-window: the publishers sent nothing inside the window (flow control held them): publisher throughput and latency are not measured")
+	} else if c.DueInWindow > 0 && res.Latency.Count == 0 {
+		flags = append(flags, fmt.Sprintf("no-latency: none of the %d deliveries due for the window's messages arrived (see backlog and lost): latency is not measured", c.DueInWindow))
+	}
 	if !a.Steady.Levelled {
 		flags = append(flags, "not-steady: "+a.Steady.Why)
 	}
