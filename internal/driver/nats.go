@@ -23,6 +23,14 @@ type NATS struct {
 	ep    Endpoint
 	admin *nats.Conn
 	js    jetstream.JetStream
+	// corePendingMsgs, when positive, is the pending limit (messages) of
+	// each core subscription; beyond it nats.go drops (a slow consumer).
+	// 0 keeps the library's default (512 Ki messages, 64 MiB).
+	corePendingMsgs int
+	// live names the JetStream consumers its open subscribers consume
+	// (Held counts an ephemeral consumer only while its subscriber is
+	// there: one left by a subscriber that went away is no backlog).
+	live liveConsumers
 }
 
 // NewNATS connects the driver's admin connection to ep.

@@ -39,6 +39,7 @@ type natsSubscriber struct {
 	mu       sync.Mutex // guards consume and consName
 	consume  jetstream.ConsumeContext
 	consName string
+	live     *liveConsumers // the driver's, for Held
 
 	stop     chan struct{} // closed by close
 	stopOnce sync.Once
@@ -48,7 +49,7 @@ type natsSubscriber struct {
 
 // Subscriber implements Driver.
 func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber, error) {
-	sub := &natsSubscriber{watch: &natsWatch{}, spec: s, h: h, stop: make(chan struct{}), resub: make(chan struct{}, 1)}
+	sub := &natsSubscriber{watch: &natsWatch{}, spec: s, h: h, stop: make(chan struct{}), resub: make(chan struct{}, 1), live: &d.live}
 	f := s.Case.Factors
 	if !usesCore(f) {
 		sub.watch.onReconnect = func() {
@@ -84,6 +85,9 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 			if err != nil {
 				nc.Close()
 				return nil, err
+			}
+			if d.corePendingMsgs > 0 {
+				_ = ns.SetPendingLimits(d.corePendingMsgs, -1)
 			}
 			sub.subs = append(sub.subs, ns)
 		}
@@ -151,6 +155,7 @@ func (s *natsSubscriber) startConsumer(ctx context.Context, cfg jetstream.Consum
 	}
 	s.mu.Lock()
 	old := s.consume
+	s.live.swap(s.consName, cons.CachedInfo().Name)
 	s.consume, s.consName = cc, cons.CachedInfo().Name
 	s.mu.Unlock()
 	if old != nil {
@@ -214,6 +219,7 @@ func (s *natsSubscriber) stopDelivery() {
 	s.wg.Wait()
 	s.mu.Lock()
 	cc := s.consume
+	s.live.swap(s.consName, "")
 	s.mu.Unlock()
 	if cc != nil {
 		// Stop, not Drain: a draining pull consumer keeps receiving until

@@ -56,6 +56,12 @@ func dialAdmin(ctx context.Context, ep Endpoint) (*stompAdmin, error) {
 // invoke calls operation op on the broker resource with params and returns
 // the JSON result (the first element of the reply array).
 func (a *stompAdmin) invoke(ctx context.Context, op string, params ...any) (json.RawMessage, error) {
+	return a.invokeOn(ctx, "broker", op, params...)
+}
+
+// invokeOn calls operation op on the management resource named resource
+// ("broker", "address.<name>", "queue.<name>").
+func (a *stompAdmin) invokeOn(ctx context.Context, resource, op string, params ...any) (json.RawMessage, error) {
 	body, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -68,7 +74,7 @@ func (a *stompAdmin) invoke(ctx context.Context, op string, params ...any) (json
 	f := frame.New(frame.SEND,
 		frame.Destination, "activemq.management",
 		"destination-type", "ANYCAST",
-		"_AMQ_ResourceName", "broker",
+		"_AMQ_ResourceName", resource,
 		"_AMQ_OperationName", op,
 		"reply-to", a.replyTo,
 		"correlation-id", corr)

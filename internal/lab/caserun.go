@@ -193,7 +193,7 @@ func (cr *caseRun) loadConfig() load.Config {
 		Injector: injector{nw: cr.nw, b: cr.b, sampler: cr.sampler},
 		// On the emulated link a graceful close waits behind the queued data
 		// and the purge in tearDown removes everything anyway: drop instead.
-		AbortAtEnd: cr.nw.profile.Shaped()}
+		AbortAtEnd: cr.nw.profile.Shaped(), LinkBitsPerSec: cr.nw.linkBits()}
 	if cr.unshaped {
 		cfg.Connected = func() error {
 			t := time.Now()
@@ -269,7 +269,7 @@ func (cr *caseRun) measure(context.Context) error {
 	rec.Audit = audit.Evaluate(cr.c.Factors, res)
 	// Resources over the window only: from the end of the warm-up to the
 	// end of the window, relative to the sampler's start.
-	ws := res.Start.Sub(cr.samplingStart) + cr.c.Warmup
+	ws := res.Start.Sub(cr.samplingStart) + time.Duration(res.WarmupS*float64(time.Second))
 	rec.Resources = resourcesOf(cr.samples, ws.Seconds(), (ws + cr.c.Window).Seconds(), cr.interval.Seconds())
 	rec.Throughput = results.ThroughputOf(rec)
 	rec.Flags = append(rec.Flags, flagsFor(rec)...)

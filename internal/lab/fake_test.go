@@ -124,7 +124,7 @@ func TestRunOnFakeFlagsWhatWentWrong(t *testing.T) {
 		assert.Positive(t, r.Result.Counts.Lost)
 		f, ok := results.Flagged(r.Flags, results.FlagDrainIncomplete)
 		require.True(t, ok, "flags: %v", r.Flags)
-		assert.Contains(t, f.Detail, "expected deliveries missing")
+		assert.Contains(t, f.Detail, "due deliveries had not arrived")
 	})
 }
 

@@ -39,9 +39,7 @@ func flagsFor(r *results.Record) []results.Flag {
 	}
 	if res != nil {
 		c := res.Counts
-		if !res.DrainComplete {
-			flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d expected deliveries missing after the drain", c.Lost, c.Expected))
-		}
+		flags = append(flags, accountingFlags(res)...)
 		if c.PublishErrors > 0 {
 			flags = append(flags, results.NewFlag(results.FlagPublishErrors, "%d (%s)", c.PublishErrors, res.FirstError))
 		}
@@ -93,6 +91,9 @@ func progressLine(r *results.Record) string {
 		if r.Resources != nil {
 			s += fmt.Sprintf(", broker %.2f cores", r.Resources.BrokerCPUPct/100)
 		}
+	}
+	if res.Counts.Backlog > 0 {
+		s += fmt.Sprintf(", backlog %d", res.Counts.Backlog)
 	}
 	for _, f := range res.Faults {
 		s += fmt.Sprintf("; %s at %.1f-%.1f s", f.Kind, f.StartS, f.EndS)

@@ -25,6 +25,8 @@ type pubState struct {
 	// sentTo counts messages sent per topic and filtered value (selector
 	// or filter value; index 0 when the case has neither).
 	sentTo [][]atomic.Int64
+	// sentToWindow counts the same for messages sent inside the window.
+	sentToWindow [][]atomic.Int64
 }
 
 // publishLoop sends until stop is set: saturating (no think time) or, with
@@ -84,8 +86,9 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 		}
 		p.sent.Add(1)
 		p.sentTo[topic][max(sel, 0)].Add(1)
-		if sentAt >= r.windowStart && sentAt < r.windowEnd {
+		if r.inWindow(sentAt) {
 			p.sentInWindow++
+			p.sentToWindow[topic][max(sel, 0)].Add(1)
 		}
 		r.pubSeries.Add(epoch.Add(time.Duration(sentAt)), 1)
 	}
@@ -157,10 +160,14 @@ func (r *run) deliver(s *subState, d driver.Delivery) {
 	r.inflight.delivered()
 	s.noteBacklog(st.SentNanos, t)
 	switch {
-	case t >= r.windowEnd:
+	case t >= r.windowEnd.Load():
 		s.late++
-	case t >= r.windowStart:
+	case t >= r.windowStart.Load():
 		s.inWindow++
+	}
+	// Latency over every message sent inside the window, whenever it
+	// arrives (the drain included): a queued message is not left out.
+	if r.inWindow(st.SentNanos) {
 		s.hist.Record(time.Duration(t - st.SentNanos))
 	}
 	r.subSeries.Add(epoch.Add(time.Duration(t)), 1)
@@ -199,7 +206,7 @@ func (r *run) result(start time.Time, complete bool) *Result {
 		res.Histogram.Merge(s.hist)
 		s.mu.Unlock()
 	}
-	cnt.Lost = max(cnt.Expected-cnt.Received, 0)
+	r.account(res)
 	stats := r.connStats()
 	for _, st := range stats {
 		cnt.InDoubt += st.InDoubt

@@ -8,6 +8,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,10 @@ type Config struct {
 	// subscribed, before the warm-up (e.g. to put the link's shaping back
 	// after an unshaped set-up); an error ends the case.
 	Connected func() error
+	// LinkBitsPerSec is the emulated link's rate (0: unshaped); with
+	// MaxDrain (0: DefaultMaxDrain) it bounds the drain (see drain.go).
+	LinkBitsPerSec float64
+	MaxDrain       time.Duration
 }
 
 // Progress is a running snapshot.
@@ -70,7 +75,7 @@ type Counts struct {
 	Received         int64 `json:"received"`           // distinct deliveries by the end of drain
 	ReceivedInWindow int64 `json:"received_in_window"` // distinct deliveries received inside the window
 	Late             int64 `json:"late"`               // distinct deliveries received after the window closed
-	Lost             int64 `json:"lost"`               // Expected - Received
+	Lost             int64 `json:"lost"`               // due, not received, held nowhere (see Backlog)
 	Duplicated       int64 `json:"duplicated"`
 	Reordered        int64 `json:"reordered"`
 	Redelivered      int64 `json:"redelivered"`   // flagged as redelivered by the broker
@@ -83,6 +88,21 @@ type Counts struct {
 	// from drivers that reconnect by themselves (driver.ConnReporter).
 	InDoubt int64 `json:"in_doubt,omitempty"`
 	Resent  int64 `json:"resent,omitempty"`
+	// Lost counts deliveries due, not received, and held nowhere: not
+	// queued at the broker (Backlog) nor in the client library (InFlight).
+	// Records without an accounting block (Result.Accounting, older
+	// pslab) have Expected - Received there, which may include backlog.
+	// Backlog counts deliveries due, not received, that the broker still
+	// held for the case's subscriptions when the drain ended, by its own
+	// count (driver.HeldReporter); not lost. InFlight counts those the
+	// client library had received but not yet handed over. Dropped counts
+	// messages the client library discarded as a slow consumer (part of
+	// Lost). DueInWindow counts the deliveries due for messages sent inside
+	// the window: the latency statistics cover those of them that arrived.
+	Backlog     int64 `json:"backlog,omitempty"`
+	InFlight    int64 `json:"in_flight,omitempty"`
+	Dropped     int64 `json:"dropped,omitempty"`
+	DueInWindow int64 `json:"due_in_window,omitempty"`
 }
 
 // Result is what one case run measured.
@@ -99,8 +119,14 @@ type Result struct {
 	// and delivered (distinct) in each second.
 	PubSeries []int64 `json:"pub_series"`
 	SubSeries []int64 `json:"sub_series"`
-	// DrainComplete: every expected delivery arrived before the drain bound.
+	// DrainComplete: every expected delivery arrived before the drain ended.
 	DrainComplete bool `json:"drain_complete"`
+	// WarmupS is the warm-up as run (it ends when the delivery rate has
+	// levelled off, see steady.go); the window starts after it.
+	WarmupS float64 `json:"warmup_s"`
+	// Accounting says how the drain ended, what the broker still held and
+	// whether the warm-up reached a steady state.
+	Accounting *Accounting `json:"accounting,omitempty"`
 	// CloseS is how long closing every connection took; Unclosed counts
 	// those still closing when the bound (closeBound) ran out, left to
 	// finish in the background.
@@ -172,7 +198,8 @@ type run struct {
 	pubs []*pubState
 	subs []*subState
 
-	windowStart, windowEnd int64 // monotonic ns (epoch-relative)
+	windowStart, windowEnd atomic.Int64 // monotonic ns (epoch-relative); unset (max) during the warm-up
+	acct                   Accounting
 	pubSeries, subSeries   *metrics.Series
 	firstErr               atomic.Pointer[string]
 	publishErrors          atomic.Int64
@@ -232,8 +259,10 @@ func (r *run) connect(ctx context.Context) error {
 		r.pubs[i] = &pubState{id: i, topic: f.TopicOfPublisher(i), enc: enc,
 			rng:    rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(1000+i))),
 			sentTo: make([][]atomic.Int64, f.Topics)}
+		r.pubs[i].sentToWindow = make([][]atomic.Int64, f.Topics)
 		for t := range r.pubs[i].sentTo {
 			r.pubs[i].sentTo[t] = make([]atomic.Int64, nValues)
+			r.pubs[i].sentToWindow[t] = make([]atomic.Int64, nValues)
 		}
 	}
 	r.inflight = newInFlight(c.InFlight, r.subs, f.Topics, nValues)
@@ -279,8 +308,8 @@ func (r *run) measure(ctx context.Context) *Result {
 	c := r.cfg.Case
 	start := time.Now()
 	t0 := now()
-	r.windowStart = t0 + int64(c.Warmup)
-	r.windowEnd = r.windowStart + int64(c.Window)
+	r.windowStart.Store(math.MaxInt64)
+	r.windowEnd.Store(math.MaxInt64)
 	r.pubSeries, r.subSeries = metrics.NewSeries(start), metrics.NewSeries(start)
 
 	var stop atomic.Bool
@@ -295,7 +324,7 @@ func (r *run) measure(ctx context.Context) *Result {
 		}()
 	}
 	waitFaults := r.startFaults(ctx, start)
-	windowEnd := start.Add(c.Warmup + c.Window)
+	windowEnd := r.warmUp(ctx, start, t0).Add(c.Window)
 	drainEnd := windowEnd.Add(c.Drain)
 	r.waitUntil(ctx, windowEnd, start, func() bool { return false })
 	stop.Store(true)
@@ -312,7 +341,7 @@ func (r *run) measure(ctx context.Context) *Result {
 	// take longer; nothing may still change the accounting afterwards.
 	waitFaults()
 	expected := r.expected()
-	complete := r.waitUntil(ctx, drainEnd, start, func() bool { return r.received() >= expected })
+	complete := r.drain(ctx, start, windowEnd, expected)
 	return r.result(start, complete)
 }
 
@@ -344,9 +373,9 @@ func (r *run) waitUntil(ctx context.Context, deadline, start time.Time, done fun
 func (r *run) phase() string {
 	t := now()
 	switch {
-	case t < r.windowStart:
+	case t < r.windowStart.Load():
 		return "warmup"
-	case t < r.windowEnd:
+	case t < r.windowEnd.Load():
 		return "window"
 	}
 	return "drain"
@@ -380,9 +409,15 @@ func (r *run) expected() int64 {
 }
 
 func (r *run) expectedFor(s *subState) int64 {
+	return r.dueFor(s, func(p *pubState) [][]atomic.Int64 { return p.sentTo })
+}
+
+// dueFor counts the deliveries due to s among the messages counted by
+// sent (per publisher, topic and filtered value).
+func (r *run) dueFor(s *subState, sent func(p *pubState) [][]atomic.Int64) int64 {
 	var n int64
 	for _, p := range r.pubs {
-		counts := p.sentTo[s.topic]
+		counts := sent(p)[s.topic]
 		for v := range counts {
 			if s.accepts(v) {
 				n += counts[v].Load()

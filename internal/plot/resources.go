@@ -84,7 +84,7 @@ func trendPlot(r *results.Record, title, unit string, lines []trendLine) *gplot.
 	}
 	p.Y.Min, p.Y.Max = 0, maxY*1.15
 	p.X.Min, p.X.Max = 0, maxX
-	p.Add(&faultBands{r: r, windowStart: r.Settings.WarmupS, windowEnd: r.Settings.WarmupS + r.Settings.WindowS})
+	p.Add(&faultBands{r: r, windowStart: warmupOf(r), windowEnd: warmupOf(r) + r.Settings.WindowS})
 	for _, tl := range lines {
 		if len(tl.xys) == 0 {
 			continue

@@ -106,7 +106,7 @@ func drawSeriesTile(c draw.Canvas, g *report.Group) {
 	maxY, maxX := 0.0, 0.0
 	var ws, we float64
 	for _, r := range g.Records {
-		ws, we = r.Settings.WarmupS, r.Settings.WarmupS+r.Settings.WindowS
+		ws, we = warmupOf(r), warmupOf(r)+r.Settings.WindowS
 		for _, xs := range [][]int64{r.Result.PubSeries, r.Result.SubSeries} {
 			maxX = math.Max(maxX, float64(len(xs)))
 			for _, v := range xs {

@@ -60,6 +60,10 @@ type Group struct {
 	P50, P90, P99, P999, Max Stat // latency percentiles (ms), mean over reps
 	Lost, Dup, Late          int64
 	Expected, Received       int64
+	// Backlog is what the brokers still held when the drains ended (not
+	// lost); LostUnverified counts records whose lost may include backlog.
+	Backlog        int64
+	LostUnverified int
 
 	// Flags counts records per flag name (the text before the first ':');
 	// FlagText keeps the first full text of each.
@@ -154,6 +158,10 @@ func Build(recs []results.Record) *Dataset {
 		}
 		c := res.Counts
 		g.Lost += c.Lost
+		g.Backlog += c.Backlog
+		if lostUnverified(r) {
+			g.LostUnverified++
+		}
 		g.Dup += c.Duplicated
 		g.Late += c.Late
 		g.Expected += c.Expected

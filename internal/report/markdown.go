@@ -209,9 +209,13 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 		}
 		m.row(id, factors, g.Broker, g.Network, reps,
 			FormatStat(g.Pub), paperCell(g, PubTput), FormatStat(g.Sub), paperCell(g, SubTput),
-			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, fmt.Sprint(g.Lost), fmt.Sprint(g.Late), flagList(g))
+			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, lostCell(g), fmt.Sprint(g.Late), flagList(g))
 	}
 	m.p("")
+	if anyLostUnverified(d) {
+		m.p(lostNote)
+		m.p("")
+	}
 	m.ratios(d, suite, cases)
 	m.audit(d, suite)
 	m.trends(d, suite)

@@ -71,7 +71,7 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 				continue
 			}
 			line = append(line, withCI(g.Pub), withCI(g.Sub), fmtMs(g.Lat.Mean), fmtMs(g.P99.Mean),
-				fmt.Sprint(g.Lost), fmt.Sprint(g.Dup))
+				lostCell(g), fmt.Sprint(g.Dup))
 			for f := range g.Flags {
 				flags = append(flags, n+":"+f)
 			}
@@ -89,6 +89,9 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 		fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
 	}
 	tw.Flush()
+	if anyLostUnverified(d) {
+		fmt.Fprintln(w, lostNote)
+	}
 }
 
 func ratioColumns(nets []string) []string {

@@ -30,6 +30,12 @@ const (
 	FlagSimulated        FlagName = "simulated"
 	FlagInterrupted      FlagName = "interrupted"
 	FlagFewDeliveries    FlagName = "few-deliveries"
+	FlagBacklog          FlagName = "backlog"
+	FlagLostUnverified   FlagName = "lost-unverified"
+	FlagNoSendsInWindow  FlagName = "no-sends-in-window"
+	FlagNoLatency        FlagName = "no-latency"
+	FlagNotSteady        FlagName = "not-steady"
+	FlagSubExceedsPub    FlagName = "sub-exceeds-pub"
 )
 
 // Flag is one reason not to trust a record's numbers as they stand: a

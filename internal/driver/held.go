@@ -1,0 +1,45 @@
+package driver
+
+import "context"
+
+// Held is what the broker still holds for a case's subscriptions when its
+// drain ends, by the broker's own count, and what the client library holds
+// or discarded.
+type Held struct {
+	// Backlog counts messages queued at the broker for the case's
+	// subscriptions, not yet acknowledged (JetStream: the consumers'
+	// NumPending + NumAckPending; Artemis: the queues' messageCount, which
+	// includes the messages being delivered). Messages a subscriber has
+	// received but not yet acknowledged are in it too; the load engine
+	// bounds the backlog by what is still due.
+	Backlog int64 `json:"backlog"`
+	// Delivering is the part of Backlog handed to a consumer but not yet
+	// acknowledged (JetStream NumAckPending, Artemis deliveringCount).
+	Delivering int64 `json:"delivering,omitempty"`
+	// Source says how the broker was asked.
+	Source string `json:"source"`
+}
+
+// HeldReporter is implemented by drivers that can ask the broker what it
+// still holds for a case (over their administration connection, from
+// beside the broker). Drivers whose case holds nothing (core NATS) report
+// zero and say so in Source.
+type HeldReporter interface {
+	Held(ctx context.Context, c CaseSpec) (Held, error)
+}
+
+// ClientHeld is what a subscriber's client library holds or dropped.
+type ClientHeld struct {
+	// Pending counts messages the client library has received from the
+	// broker but not yet handed to the handler (still in flight).
+	Pending int64
+	// Dropped counts messages the client library discarded because its
+	// pending buffer was full (a slow consumer): lost.
+	Dropped int64
+}
+
+// ClientHeldReporter is implemented by subscribers whose client library
+// counts what it holds and what it dropped (nats.go core subscriptions).
+type ClientHeldReporter interface {
+	ClientHeld() ClientHeld
+}

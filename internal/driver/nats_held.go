@@ -1,0 +1,82 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Held implements HeldReporter. Core NATS holds nothing for a subscriber
+// (what it could not deliver is dropped); a JetStream case holds, per
+// consumer of its stream, NumPending (not yet delivered) plus
+// NumAckPending (delivered, not yet acknowledged).
+func (d *NATS) Held(ctx context.Context, c CaseSpec) (Held, error) {
+	if usesCore(c.Factors) {
+		return Held{Source: "core NATS holds nothing; undelivered messages are dropped"}, nil
+	}
+	h := Held{Source: "JetStream consumers: num_pending + num_ack_pending"}
+	st, err := d.js.Stream(ctx, streamName(c.Prefix))
+	if err != nil {
+		return h, fmt.Errorf("stream %s: %w", c.Prefix, err)
+	}
+	consumers := st.ListConsumers(ctx)
+	for ci := range consumers.Info() {
+		if ci.Config.Durable == "" && !d.live.has(ci.Name) {
+			// An ephemeral consumer whose subscriber went away (a
+			// disconnect fault): a non-durable subscription ends with its
+			// subscriber, so what the consumer still counts until
+			// InactiveThreshold removes it will never be delivered.
+			continue
+		}
+		h.Backlog += int64(ci.NumPending) + int64(ci.NumAckPending)
+		h.Delivering += int64(ci.NumAckPending)
+	}
+	if err := consumers.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+		return h, fmt.Errorf("list consumers of %s: %w", c.Prefix, err)
+	}
+	return h, nil
+}
+
+// liveConsumers is the set of JetStream consumer names open subscribers
+// consume.
+type liveConsumers struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// swap replaces old (if not "") by new (if not "") in the set.
+func (l *liveConsumers) swap(old, new string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.names == nil {
+		l.names = map[string]bool{}
+	}
+	delete(l.names, old)
+	if new != "" {
+		l.names[new] = true
+	}
+}
+
+func (l *liveConsumers) has(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.names[name]
+}
+
+// ClientHeld implements ClientHeldReporter for core subscriptions: the
+// library's pending messages and those it dropped as a slow consumer.
+func (s *natsSubscriber) ClientHeld() ClientHeld {
+	var h ClientHeld
+	for _, ns := range s.subs {
+		if n, _, err := ns.Pending(); err == nil {
+			h.Pending += int64(n)
+		}
+		if n, err := ns.Dropped(); err == nil {
+			h.Dropped += int64(n)
+		}
+	}
+	return h
+}

@@ -1,0 +1,61 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Held implements HeldReporter: the message count of every queue bound to
+// the case's addresses (durable subscription queues and the temporary
+// queues of non-durable subscribers), by Artemis management. Artemis'
+// messageCount already includes the messages being delivered
+// (deliveringCount), so the two are not added; Delivering reports the
+// latter on its own.
+func (d *stompDriver) Held(ctx context.Context, c CaseSpec) (Held, error) {
+	h := Held{Source: "Artemis queues on the case's addresses: messageCount (deliveringCount included)"}
+	err := d.withAdmin(ctx, func(a *stompAdmin) error {
+		addrs, err := a.names(ctx, "getAddressNames", c.Prefix)
+		if err != nil {
+			return err
+		}
+		for _, ad := range addrs {
+			var queues []string
+			if err := a.call(ctx, "address."+ad, "getQueueNames", &queues); err != nil {
+				if isNotExist(err) {
+					continue
+				}
+				return err
+			}
+			for _, q := range queues {
+				var count, delivering int64
+				err := a.call(ctx, "queue."+q, "getMessageCount", &count)
+				if err == nil {
+					err = a.call(ctx, "queue."+q, "getDeliveringCount", &delivering)
+				}
+				if err != nil {
+					if isNotExist(err) {
+						continue // a temporary queue whose subscriber just left
+					}
+					return err
+				}
+				h.Backlog += count
+				h.Delivering += delivering
+			}
+		}
+		return nil
+	})
+	return h, err
+}
+
+// call invokes op on resource and decodes the result into out.
+func (a *stompAdmin) call(ctx context.Context, resource, op string, out any) error {
+	raw, err := a.invokeOn(ctx, resource, op)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("artemis management %s on %s: %v", op, resource, err)
+	}
+	return nil
+}

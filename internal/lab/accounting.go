@@ -1,0 +1,50 @@
+package lab
+
+import (
+	"pslab/internal/load"
+	"pslab/internal/results"
+)
+
+// linkBits is the emulated link's rate in bits/s, 0 when unshaped: it
+// sizes how long the drain waits for a backlog to cross the link.
+func (nw *network) linkBits() float64 {
+	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+		return 0
+	}
+	return nw.profile.RateKbit * 1000
+}
+
+// accountingFlags are the flags of a result's delivery accounting, drain
+// and steady state: a backlog is flagged as such, never as loss.
+func accountingFlags(res *load.Result) []results.Flag {
+	var flags []results.Flag
+	c, a := res.Counts, res.Accounting
+	if a == nil { // a result of an older pslab: lost = expected - received
+		if !res.DrainComplete {
+			flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d expected deliveries missing after the drain (lost may include backlog)", c.Lost, c.Expected))
+		}
+		return flags
+	}
+	if !res.DrainComplete {
+		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d",
+			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost))
+	}
+	if c.Backlog > 0 {
+		flags = append(flags, results.NewFlag(results.FlagBacklog, "%d deliveries still queued at the broker when the drain ended (by its own count; not lost)", c.Backlog))
+	}
+	if a.Held == nil && c.Lost > 0 {
+		flags = append(flags, results.NewFlag(results.FlagLostUnverified, "%d may include backlog (%s)", c.Lost, a.HeldError))
+	}
+	if c.SentInWindow == 0 {
+		flags = append(flags, results.NewFlag(results.FlagNoSendsInWindow, "the publishers sent nothing inside the window (flow control held them): publisher throughput and latency are not measured"))
+	} else if c.DueInWindow > 0 && res.Latency.Count == 0 {
+		flags = append(flags, results.NewFlag(results.FlagNoLatency, "none of the %d deliveries due for the window's messages arrived (see backlog and lost): latency is not measured", c.DueInWindow))
+	}
+	if !a.Steady.Levelled {
+		flags = append(flags, results.NewFlag(results.FlagNotSteady, "%s", a.Steady.Why))
+	}
+	if a.SubExceedsPub {
+		flags = append(flags, results.NewFlag(results.FlagSubExceedsPub, "the window delivered %.2fx what was due for what its publishers sent in it (a backlog from before the window)", a.SubOverPub))
+	}
+	return flags
+}

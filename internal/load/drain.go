@@ -1,0 +1,142 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"pslab/internal/driver"
+)
+
+// Drain bounds. The drain lasts at least the case's drain unless every
+// due delivery has arrived; beyond it, it goes on while deliveries keep
+// arriving, and ends when none has arrived for the stall bound: the time
+// what is still due takes to cross the link (its bytes over the link's
+// rate on a shaped link, else its count over the window's delivery rate),
+// between minStall and maxStall. minStall is 2 s: on the lossy emulated
+// link, TCP's retransmission back-off leaves gaps of a second and more in a
+// backlog that is still on its way (a 1 s bound ended a JetStream drain
+// with 652 deliveries queued in the smoke run). It never lasts longer than the case's
+// drain plus Config.MaxDrain (DefaultMaxDrain).
+const (
+	minStall        = 2 * time.Second
+	maxStall        = 30 * time.Second
+	DefaultMaxDrain = 60 * time.Second
+	// wireOverhead approximates the protocol bytes of one delivery beyond
+	// its body (NATS MSG line or STOMP MESSAGE headers).
+	wireOverhead = 100
+)
+
+// Drain reasons.
+const (
+	DrainComplete  = "complete"  // every due delivery arrived
+	DrainStalled   = "stalled"   // nothing arrived for the stall bound
+	DrainBound     = "bound"     // the drain's upper bound ran out
+	DrainCancelled = "cancelled" // the run was interrupted
+)
+
+// Drain is how the drain went.
+type Drain struct {
+	S      float64 `json:"s"`       // from the window's end (publishers' flush included)
+	Ended  string  `json:"ended"`   // DrainComplete, DrainStalled, DrainBound, DrainCancelled
+	StallS float64 `json:"stall_s"` // the no-progress bound when it ended
+	BoundS float64 `json:"bound_s"` // the upper bound
+}
+
+// stallBound is how long the drain waits for the next delivery while
+// outstanding deliveries are still due.
+func (r *run) stallBound(outstanding int64) time.Duration {
+	c := r.cfg.Case
+	var est time.Duration
+	if bits := r.cfg.LinkBitsPerSec; bits > 0 {
+		est = time.Duration(float64(outstanding) * float64(c.Size+wireOverhead) * 8 / bits * float64(time.Second))
+	} else if rate := r.windowDeliveryRate(); rate > 0 {
+		est = time.Duration(float64(outstanding) / rate * float64(time.Second))
+	}
+	return min(max(est, minStall), maxStall)
+}
+
+// windowDeliveryRate is the deliveries per second received in the window.
+func (r *run) windowDeliveryRate() float64 {
+	var n int64
+	for _, s := range r.subs {
+		s.mu.Lock()
+		n += s.inWindow
+		s.mu.Unlock()
+	}
+	return float64(n) / r.cfg.Case.Window.Seconds()
+}
+
+// drain waits for the expected deliveries (see the bounds above), then
+// asks the driver and the subscribers what they still hold. It reports
+// whether every expected delivery arrived.
+func (r *run) drain(ctx context.Context, start, windowEnd time.Time, expected int64) bool {
+	c := r.cfg.Case
+	maxDrain := r.cfg.MaxDrain
+	if maxDrain <= 0 {
+		maxDrain = DefaultMaxDrain
+	}
+	d := &r.acct.Drain
+	d.BoundS = (c.Drain + maxDrain).Seconds()
+	last := expected - r.received()
+	lastProgress := time.Now()
+	stall := r.stallBound(last)
+	done := func() bool {
+		out := expected - r.received()
+		if out <= 0 {
+			d.Ended = DrainComplete
+			return true
+		}
+		t := time.Now()
+		if out < last {
+			last, lastProgress, stall = out, t, r.stallBound(out)
+		}
+		if t.Sub(windowEnd) >= c.Drain && t.Sub(lastProgress) >= stall {
+			d.Ended = DrainStalled
+			return true
+		}
+		return false
+	}
+	r.waitUntil(ctx, windowEnd.Add(c.Drain+maxDrain), start, done)
+	switch {
+	case d.Ended != "":
+	case ctx.Err() != nil:
+		d.Ended = DrainCancelled
+	default:
+		d.Ended = DrainBound
+	}
+	d.S, d.StallS = time.Since(windowEnd).Seconds(), stall.Seconds()
+	r.askHeld(ctx)
+	return d.Ended == DrainComplete
+}
+
+// heldTimeout bounds the question to the broker of what it holds.
+const heldTimeout = 30 * time.Second
+
+// askHeld records what the broker (driver.HeldReporter) and the
+// subscribers' client libraries (driver.ClientHeldReporter) still hold.
+func (r *run) askHeld(ctx context.Context) {
+	a := &r.acct
+	if hr, ok := r.cfg.Driver.(driver.HeldReporter); ok {
+		hctx, cancel := context.WithTimeout(ctx, heldTimeout)
+		h, err := hr.Held(hctx, r.cs)
+		cancel()
+		if err != nil {
+			a.HeldError = fmt.Sprintf("asking %s what it holds: %v", r.cfg.Driver.Name(), err)
+		} else {
+			a.Held = &h
+		}
+	} else {
+		a.HeldError = r.cfg.Driver.Name() + " cannot say what the broker holds"
+	}
+	for _, s := range r.subs {
+		s.mu.Lock()
+		conn := s.conn
+		s.mu.Unlock()
+		if ch, ok := conn.(driver.ClientHeldReporter); ok {
+			h := ch.ClientHeld()
+			a.ClientPending += h.Pending
+			a.ClientDropped += h.Dropped
+		}
+	}
+}

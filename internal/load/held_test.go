@@ -1,0 +1,204 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"pslab/internal/driver"
+	"pslab/internal/scenario"
+)
+
+// holdingDriver is an in-memory broker for the accounting tests: it hands
+// each subscriber the first deliverUpTo messages of its topic at once and
+// then, per mode, holds the rest (a backlog it reports as a HeldReporter)
+// or drops them (a loss it does not hold).
+type holdingDriver struct {
+	deliverUpTo int64
+	drop        bool
+
+	mu   sync.Mutex
+	subs []*holdingSub
+	held atomic.Int64
+}
+
+type holdingSub struct {
+	topic     int
+	h         driver.Handler
+	delivered atomic.Int64
+}
+
+func (d *holdingDriver) Name() string                                   { return "holding" }
+func (d *holdingDriver) Supports(scenario.Factors) error                { return nil }
+func (d *holdingDriver) Mechanism(scenario.Factors) string              { return "in-memory test broker" }
+func (d *holdingDriver) Prepare(context.Context, driver.CaseSpec) error { return nil }
+func (d *holdingDriver) Purge(context.Context, string) error            { return nil }
+func (d *holdingDriver) Close() error                                   { return nil }
+
+func (d *holdingDriver) Publisher(_ context.Context, s driver.PubSpec) (driver.Publisher, error) {
+	return &holdingPub{d: d, spec: s}, nil
+}
+
+func (d *holdingDriver) Subscriber(_ context.Context, s driver.SubSpec, h driver.Handler) (driver.Subscriber, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.subs = append(d.subs, &holdingSub{topic: s.Topic, h: h})
+	return holdingConn{}, nil
+}
+
+// route delivers m to each subscriber of its topic, or holds or drops it.
+func (d *holdingDriver) route(topic int, body []byte) {
+	d.mu.Lock()
+	subs := d.subs
+	d.mu.Unlock()
+	for _, s := range subs {
+		if s.topic != topic {
+			continue
+		}
+		switch {
+		case s.delivered.Add(1) <= d.deliverUpTo:
+			s.h(driver.Delivery{Body: body})
+		case !d.drop:
+			d.held.Add(1)
+		}
+	}
+}
+
+type holdingPub struct {
+	d    *holdingDriver
+	spec driver.PubSpec
+}
+
+func (p *holdingPub) Publish(_ context.Context, m driver.Message) error {
+	p.d.route(driver.MessageTopic(p.spec, m), m.Body)
+	return nil
+}
+func (p *holdingPub) Flush(context.Context) error { return nil }
+func (p *holdingPub) Close() error                { return nil }
+
+type holdingConn struct{}
+
+func (holdingConn) Close() error       { return nil }
+func (holdingConn) Unsubscribe() error { return nil }
+
+// reportingDriver adds the broker's own count of what it holds.
+type reportingDriver struct{ *holdingDriver }
+
+func (d reportingDriver) Held(context.Context, driver.CaseSpec) (driver.Held, error) {
+	return driver.Held{Backlog: d.held.Load(), Source: "test broker"}, nil
+}
+
+func heldCase() scenario.Case {
+	c := quickCase(scenario.Durable, scenario.Persistent)
+	c.Publishers, c.Subscribers, c.Topics = 2, 4, 2
+	c.Model = scenario.OneToOne
+	c.Rate = 2000
+	// No warm-up: it is not extended (the delivery rate of these brokers
+	// never levels off), which keeps the test short.
+	c.Warmup, c.Drain = 0, 100*time.Millisecond
+	return c
+}
+
+// TestAccountingTellsBacklogFromLoss runs a case whose broker stops
+// delivering after 300 messages per subscriber: a broker that holds the
+// rest and says so gives lost 0 and the backlog; one that drops them
+// gives them lost; one that cannot be asked leaves them unverified.
+func TestAccountingTellsBacklogFromLoss(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		drop   bool
+		report bool
+	}{{"held-and-reported", false, true}, {"dropped", true, true}, {"held-not-reported", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			hd := &holdingDriver{deliverUpTo: 300, drop: tc.drop}
+			var d driver.Driver = hd
+			if tc.report {
+				d = reportingDriver{hd}
+			}
+			res, err := Run(context.Background(), Config{Case: heldCase(), Prefix: "pslab-test-held", Driver: d, Seed: 5})
+			require.NoError(t, err)
+			n, a := res.Counts, res.Accounting
+			require.NotNil(t, a)
+			t.Logf("expected %d received %d backlog %d lost %d; drain %s after %.2f s", n.Expected, n.Received, n.Backlog, n.Lost, a.Drain.Ended, a.Drain.S)
+			require.Greater(t, n.Expected, 4*int64(300), "the publishers outran what the broker delivers")
+			assert.Equal(t, 4*int64(300), n.Received, "each subscriber got exactly what the broker delivered")
+			assert.Equal(t, n.Expected, n.Received+n.Backlog+n.InFlight+n.Lost, "every due delivery is accounted for once")
+			assert.False(t, res.DrainComplete)
+			assert.Equal(t, DrainStalled, a.Drain.Ended, "nothing arrives any more: the drain ends stalled, before its bound")
+			switch {
+			case tc.drop:
+				assert.Zero(t, n.Backlog)
+				assert.Equal(t, n.Expected-n.Received, n.Lost, "dropped messages are lost")
+			case tc.report:
+				assert.Zero(t, n.Lost, "a backlog is not a loss")
+				assert.Equal(t, hd.held.Load(), n.Backlog, "the broker's own count")
+				require.NotNil(t, a.Held)
+			default:
+				assert.Nil(t, a.Held)
+				assert.NotEmpty(t, a.HeldError)
+				assert.Equal(t, n.Expected-n.Received, n.Lost, "unverified: what is missing counts as lost")
+			}
+			// Latency covers what was sent in the window and arrived; the
+			// rest of it is among the backlog or lost, never dropped from
+			// the statistics silently.
+			assert.Positive(t, n.DueInWindow)
+			assert.LessOrEqual(t, res.Latency.Count, n.DueInWindow)
+			assert.LessOrEqual(t, n.DueInWindow-res.Latency.Count, n.Backlog+n.InFlight+n.Lost)
+		})
+	}
+}
+
+// TestAccountingDeliversEverything: a broker that delivers everything
+// ends the drain complete, nothing missing, every window message in the
+// latency statistics.
+func TestAccountingDeliversEverything(t *testing.T) {
+	d := reportingDriver{&holdingDriver{deliverUpTo: 1 << 40}}
+	c := heldCase()
+	c.Warmup = 200 * time.Millisecond
+	res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-all", Driver: d, Seed: 5})
+	require.NoError(t, err)
+	n := res.Counts
+	assert.True(t, res.DrainComplete)
+	assert.Equal(t, DrainComplete, res.Accounting.Drain.Ended)
+	assert.Equal(t, n.Expected, n.Received)
+	assert.Zero(t, n.Lost+n.Backlog+n.InFlight)
+	assert.Equal(t, n.DueInWindow, res.Latency.Count, "every message sent in the window has its latency counted")
+	assert.Positive(t, res.WarmupS)
+}
+
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		missing, pending, held int64
+		known                  bool
+		inFlight, backlog, los int64
+	}{
+		{100, 0, 100, true, 0, 100, 0},
+		{100, 0, 150, true, 0, 100, 0}, // the broker also counts received, unacknowledged messages
+		{100, 10, 60, true, 10, 60, 30},
+		{100, 0, 0, true, 0, 0, 100},
+		{100, 0, 100, false, 0, 0, 100},
+		{0, 5, 5, true, 0, 0, 0},
+		{-3, 0, 0, true, 0, 0, 0},
+	} {
+		f, b, l := Split(tc.missing, tc.pending, tc.held, tc.known)
+		assert.Equal(t, []int64{tc.inFlight, tc.backlog, tc.los}, []int64{f, b, l}, "%+v", tc)
+	}
+}
+
+func TestLevelled(t *testing.T) {
+	assert.True(t, levelled(1000, 1000))
+	assert.True(t, levelled(1000, 1150))
+	assert.True(t, levelled(1150, 1000))
+	assert.False(t, levelled(1000, 1400), "still ramping up")
+	assert.False(t, levelled(1400, 1000), "a warm-up backlog still being delivered")
+	assert.False(t, levelled(0, 0), "nothing delivered")
+	assert.False(t, levelled(0, 10))
+	assert.Equal(t, 250*time.Millisecond, steadySpan(200*time.Millisecond))
+	assert.Equal(t, time.Second, steadySpan(10*time.Second))
+	assert.Equal(t, 500*time.Millisecond, steadySpan(time.Second))
+}
