@@ -29,4 +29,7 @@
 //
 // Everything but profile loading needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN);
 // Supported says whether this process can run the lab.
+//
+// The package imports nothing of pslab's, but it is not public: the module
+// path is "pslab", which other modules cannot import (docs/netem.md).
 package netem

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -109,166 +105,31 @@ func addFitFlags(cmd *cobra.Command, f *modelFitFlags) {
 	fl.Float64Var(&f.minCPU, "min-broker-cpu", 0, "skip records whose broker used less CPU than this, in % of one core")
 }
 
-// filterSource turns a --filters-from/--distinct-from value into a count.
-func filterSource(flag, v string, allowSelector bool) (model.FilterCount, error) {
-	switch {
-	case v == "record" && allowSelector:
-		return model.FiltersFromRecord, nil
-	case v == "record":
-		return model.DistinctFromRecord, nil
-	case v == "auto" && allowSelector:
-		return model.FiltersAuto, nil
-	case v == "name":
-		return model.FiltersFromName("filters"), nil
-	case strings.HasPrefix(v, "name:") && len(v) > len("name:"):
-		return model.FiltersFromName(strings.TrimPrefix(v, "name:")), nil
-	case v == "selector" && allowSelector:
-		return model.FiltersFromSelector, nil
-	}
-	want := "record, name or name:KEY"
-	if allowSelector {
-		want = "record, auto, name, name:KEY or selector"
-	}
-	return nil, fmt.Errorf("%s %q: want %s", flag, v, want)
-}
-
-func pickForms(s string, mix model.FilterMix) ([]model.Form, error) {
-	names := model.FormNames
-	if s != "all" {
-		names = strings.Split(s, ",")
-	}
-	var out []model.Form
-	for _, n := range names {
-		f, err := model.NewForm(strings.TrimSpace(n), nil)
-		if err != nil {
-			return nil, fmt.Errorf("--form: %w", err)
-		}
-		if sm, ok := f.(model.SunMQ); ok {
-			sm.Mix = mix
-			f = sm
-		}
-		out = append(out, f)
-	}
-	return out, nil
-}
-
-func parseMix(s string) (model.FilterMix, error) {
-	m := model.FilterMix(s)
-	if m != model.AllDifferent && m != model.AllIdentical {
-		return "", fmt.Errorf("--sunmq-filters %q: want different or identical", s)
-	}
-	return m, nil
+// settings are the fit flags as the model package takes them.
+func (f modelFitFlags) settings() model.FitSettings {
+	return model.FitSettings{Forms: f.form, FiltersFrom: f.filtersFrom, DistinctFrom: f.distinctFrom,
+		Response: f.response, Weighting: f.weighting, SunMQFilters: f.mix, Broker: f.broker, MinBrokerCPU: f.minCPU}
 }
 
 func modelFit(cmd *cobra.Command, args []string, f modelFitFlags) error {
 	if f.format != "md" && f.format != "json" {
 		return badInputf("--format %q: want md or json", f.format)
 	}
-	rep, groups, err := fitRecords(args, f)
+	rep, groups, err := model.FitSources(args, f.settings())
+	if err != nil {
+		return badInput(err)
+	}
+	data, err := model.EncodeReport(rep, f.format)
 	if err != nil {
 		return err
 	}
-	fitted := false
-	for _, g := range groups {
-		fitted = fitted || g.Best != ""
-	}
-	var buf bytes.Buffer
-	if f.format == "json" {
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
-	} else {
-		err = model.WriteFitMarkdown(&buf, rep)
-	}
-	if err != nil {
+	if err := writeOut(cmd.OutOrStdout(), f.out, data); err != nil {
 		return err
 	}
-	if err := writeOut(cmd.OutOrStdout(), f.out, buf.Bytes()); err != nil {
-		return err
-	}
-	if !fitted {
+	if !model.Fitted(groups) {
 		return badInputf("no form could be fitted to any broker's records (reasons above)")
 	}
 	return nil
-}
-
-// fitRecords reads the records of args and fits every selected form per
-// broker, network and filter kind. Errors are bad input.
-func fitRecords(args []string, f modelFitFlags) (model.Report, []model.Group, error) {
-	var rep model.Report
-	filters, err := filterSource("--filters-from", f.filtersFrom, true)
-	if err != nil {
-		return rep, nil, badInput(err)
-	}
-	mix, err := parseMix(f.mix)
-	if err != nil {
-		return rep, nil, badInput(err)
-	}
-	forms, err := pickForms(f.form, mix)
-	if err != nil {
-		return rep, nil, badInput(err)
-	}
-	opt := model.FitOptions{Response: model.Response(f.response), Weighting: model.Weighting(f.weighting)}
-	if opt.Response != model.Capacity && opt.Response != model.Demand {
-		return rep, nil, badInputf("--response %q: want capacity or demand", f.response)
-	}
-	if opt.Weighting != model.Relative && opt.Weighting != model.Unweighted {
-		return rep, nil, badInputf("--weighting %q: want relative or none", f.weighting)
-	}
-	bo := model.BuildOptions{Response: opt.Response, MinBrokerCPU: f.minCPU}
-	if f.distinctFrom == "" && (f.filtersFrom == "record" || f.filtersFrom == "auto") {
-		f.distinctFrom = "record"
-	}
-	if f.distinctFrom != "" {
-		if bo.Distinct, err = filterSource("--distinct-from", f.distinctFrom, false); err != nil {
-			return rep, nil, badInput(err)
-		}
-	}
-	var recs []results.Record
-	for _, a := range args {
-		rs, err := results.Read(a)
-		if err != nil {
-			return rep, nil, badInput(err)
-		}
-		recs = append(recs, rs...)
-	}
-	if len(recs) == 0 {
-		return rep, nil, badInputf("no records in %s", strings.Join(args, ", "))
-	}
-	if f.broker != "" {
-		var keep []results.Record
-		for _, r := range recs {
-			if r.Broker == f.broker {
-				keep = append(keep, r)
-			}
-		}
-		if len(keep) == 0 {
-			return rep, nil, badInputf("--broker %s: no records of that broker", f.broker)
-		}
-		recs = keep
-	}
-	obs, skips, err := model.FromRecords(recs, filters, bo)
-	if err != nil {
-		return rep, nil, badInput(err)
-	}
-	rep = model.Report{Response: opt.Response, Weighting: opt.Weighting, Sources: args, Records: len(recs),
-		Skipped: model.CountSkips(skips), SkippedRuns: skips}
-	if len(obs) == 0 {
-		var s []string
-		for _, c := range rep.Skipped {
-			s = append(s, fmt.Sprintf("%d %s", c.Count, c.Reason))
-		}
-		hint := ""
-		if opt.Response == model.Capacity {
-			hint = "; with --response capacity only saturated runs count, try --response demand"
-		}
-		return rep, nil, badInputf("none of the %d records can be used (skipped: %s%s)", len(recs), strings.Join(s, ", "), hint)
-	}
-	groups := model.FitGroups(obs, forms, opt)
-	for _, g := range groups {
-		rep.Groups = append(rep.Groups, model.NewGroupReport(g))
-	}
-	return rep, groups, nil
 }
 
 func writeOut(w io.Writer, path string, data []byte) error {
@@ -335,79 +196,16 @@ The parameters come from exactly one of:
 	return cmd
 }
 
-type paramSet struct {
-	name string
-	form model.Form
-	cov  [][]float64
-}
-
 func modelPredict(cmd *cobra.Command, f modelPredictFlags) error {
 	if f.format != "md" && f.format != "json" {
 		return badInputf("--format %q: want md or json", f.format)
 	}
-	sources := 0
-	for _, set := range []bool{f.published != "", f.params != "", f.tRcv != "" || f.tFltr != "" || f.tTx != "" || f.tFltrDiff != ""} {
-		if set {
-			sources++
-		}
-	}
-	if sources != 1 {
-		return badInputf("give exactly one parameter source: --published, --broker-params, or --form with --t-rcv/--t-fltr/--t-tx")
-	}
-	if f.filters == "" {
-		return badInputf("--filters is required")
-	}
-	nf, err := parseList("--filters", f.filters)
+	out, err := model.PredictTable(model.PredictSettings{Published: f.published, BrokerParams: f.params,
+		Broker: f.broker, Network: f.network, Filter: f.filter, Form: f.form,
+		TRcv: f.tRcv, TFltr: f.tFltr, TFltrDiff: f.tFltrDiff, TTx: f.tTx,
+		Filters: f.filters, Replication: f.replication, Distinct: f.distinct, SunMQFilters: f.mix})
 	if err != nil {
 		return badInput(err)
-	}
-	rs, err := parseList("--replication", f.replication)
-	if err != nil {
-		return badInput(err)
-	}
-	nd := 0.0
-	if f.distinct != "" {
-		v, err := parseList("--distinct", f.distinct)
-		if err != nil || len(v) != 1 {
-			return badInputf("--distinct %q: want one number", f.distinct)
-		}
-		nd = v[0]
-	}
-	mix, err := parseMix(f.mix)
-	if err != nil {
-		return badInput(err)
-	}
-	var sets []paramSet
-	switch {
-	case f.published != "":
-		sets, err = publishedSets(f.published)
-	case f.params != "":
-		sets, err = fittedSet(f)
-	default:
-		sets, err = manualSet(f)
-	}
-	if err != nil {
-		return badInput(err)
-	}
-	var out []model.LabeledPrediction
-	for _, s := range sets {
-		if sm, ok := s.form.(model.SunMQ); ok && sm.Mix == "" {
-			sm.Mix = mix
-			s.form = sm
-		}
-		for _, n := range nf {
-			for _, r := range rs {
-				p := model.Point{NFilters: n, R: r}
-				if s.form.Name() == "sunmq" {
-					p.NDistinct = nd
-				}
-				pr, err := model.Predict(s.form, s.cov, p)
-				if err != nil {
-					return badInput(err)
-				}
-				out = append(out, model.LabeledPrediction{Set: s.name, Prediction: pr})
-			}
-		}
 	}
 	if f.format == "json" {
 		enc := json.NewEncoder(cmd.OutOrStdout())
@@ -415,114 +213,4 @@ func modelPredict(cmd *cobra.Command, f modelPredictFlags) error {
 		return enc.Encode(out)
 	}
 	return model.WritePredictionsMarkdown(cmd.OutOrStdout(), out)
-}
-
-func parseList(flag, s string) ([]float64, error) {
-	var out []float64
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || v < 0 || v != v {
-			return nil, fmt.Errorf("%s %q: want non-negative numbers separated by commas", flag, s)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func publishedSets(name string) ([]paramSet, error) {
-	if name == "all" {
-		var out []paramSet
-		for _, p := range model.PublishedSets() {
-			out = append(out, paramSet{name: p.Name, form: p.Form})
-		}
-		return out, nil
-	}
-	p, err := model.PublishedByName(name)
-	if err != nil {
-		return nil, err
-	}
-	return []paramSet{{name: p.Name, form: p.Form}}, nil
-}
-
-func fittedSet(f modelPredictFlags) ([]paramSet, error) {
-	data, err := os.ReadFile(f.params)
-	if err != nil {
-		return nil, err
-	}
-	var rep model.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("%s: not the JSON of pslab model fit: %w", f.params, err)
-	}
-	var match []model.GroupReport
-	var all []string
-	for _, g := range rep.Groups {
-		all = append(all, g.Broker+"/"+g.Network+"/"+orNone(g.Filter))
-		if (f.broker == "" || g.Broker == f.broker) && (f.network == "" || g.Network == f.network) &&
-			(f.filter == "" || g.Filter == f.filter) {
-			match = append(match, g)
-		}
-	}
-	if len(match) != 1 {
-		return nil, fmt.Errorf("%s: %d groups match --broker %q --network %q --filter %q; the file has (broker/network/filter): %s",
-			f.params, len(match), f.broker, f.network, f.filter, strings.Join(all, ", "))
-	}
-	g := match[0]
-	form := f.form
-	if form == "" {
-		form = g.Best
-	}
-	for _, fr := range g.Fits {
-		if fr.Form == form {
-			m, cov, err := fr.Restore()
-			if err != nil {
-				return nil, err
-			}
-			return []paramSet{{name: fmt.Sprintf("%s/%s/%s %s (fit)", g.Broker, g.Network, orNone(g.Filter), form), form: m, cov: cov}}, nil
-		}
-	}
-	return nil, fmt.Errorf("%s: group %s/%s has no fit of form %q", f.params, g.Broker, g.Network, form)
-}
-
-func manualSet(f modelPredictFlags) ([]paramSet, error) {
-	if f.form == "" {
-		return nil, fmt.Errorf("--t-rcv/--t-fltr/--t-tx need --form fiorano, sunmq or websphere")
-	}
-	need := map[string][]string{
-		"fiorano":   {"t-rcv", "t-fltr", "t-tx"},
-		"sunmq":     {"t-rcv", "t-fltr", "t-fltr-diff", "t-tx"},
-		"websphere": {"t-rcv", "t-fltr"},
-	}[f.form]
-	if need == nil {
-		return nil, fmt.Errorf("--form %q: want fiorano, sunmq or websphere", f.form)
-	}
-	given := map[string]string{"t-rcv": f.tRcv, "t-fltr": f.tFltr, "t-fltr-diff": f.tFltrDiff, "t-tx": f.tTx}
-	var vals []float64
-	for _, k := range need {
-		if given[k] == "" {
-			return nil, fmt.Errorf("--form %s needs --%s", f.form, k)
-		}
-		v, err := model.ParseTime(given[k])
-		if err != nil {
-			return nil, fmt.Errorf("--%s: %w", k, err)
-		}
-		vals = append(vals, v)
-		delete(given, k)
-	}
-	for k, v := range given {
-		if v != "" {
-			return nil, fmt.Errorf("--%s does not belong to form %s (%v)", k, f.form, need)
-		}
-	}
-	m, err := model.NewForm(f.form, vals)
-	if err != nil {
-		return nil, err
-	}
-	return []paramSet{{name: f.form + " (given)", form: m}}, nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

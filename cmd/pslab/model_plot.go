@@ -47,9 +47,9 @@ fully used core of the broker carries, the papers' single-CPU server.
 					return badInputf("--line: %v", err)
 				}
 			}
-			_, groups, err := fitRecords(args, f)
+			_, groups, err := model.FitSources(args, f.settings())
 			if err != nil {
-				return err
+				return badInput(err)
 			}
 			o, err := plot.Henjes(groups, plot.HenjesOptions{OutDir: out, DPI: dpi, Response: model.Response(f.response), Form: line})
 			for _, file := range o.Files {

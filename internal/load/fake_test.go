@@ -135,12 +135,22 @@ func TestFakeSubscriberDisconnect(t *testing.T) {
 		assert.Empty(t, f.Error)
 		assert.Equal(t, 1, f.Reconnected)
 		assert.Positive(t, st.HeldAway, "the broker held messages while the subscriber was away")
-		// f.Backlog is not asserted: the engine marks the fault's end once
-		// Subscriber has returned, and the fake may deliver the whole
-		// backlog before that mark (then it counts as none).
+		assert.GreaterOrEqual(t, f.Backlog, st.HeldAway, "what the broker held arrives after the subscriber began to come back")
 		assert.Zero(t, res.Counts.Lost)
 		assert.Equal(t, st.Redelivered, res.Counts.Redelivered)
 		assert.Equal(t, st.Redelivered, res.Counts.Duplicated, "each redelivery repeats a delivery not acknowledged")
+	})
+	t.Run("durable, backlog before Subscriber returns", func(t *testing.T) {
+		// The whole backlog arrives inside Subscriber: the fault's end is
+		// marked before it, so the backlog is still counted.
+		res, st := runFake(t, withFault(scenario.Durable, scenario.AckClient), fake.Knobs{DeliverOnSubscribe: true})
+		require.Len(t, res.Faults, 1)
+		f := res.Faults[0]
+		assert.Empty(t, f.Error)
+		assert.Equal(t, 1, f.Reconnected)
+		assert.Positive(t, st.HeldAway)
+		assert.GreaterOrEqual(t, f.Backlog, st.HeldAway)
+		assert.Zero(t, res.Counts.Lost)
 	})
 	t.Run("non-durable", func(t *testing.T) {
 		c := withFault(scenario.NonDurable, scenario.AckAuto)

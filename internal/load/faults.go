@@ -58,8 +58,10 @@ type FaultResult struct {
 	NotReconnected int     `json:"not_reconnected,omitempty"`
 	ReconnectS     float64 `json:"reconnect_s"`
 	// Backlog counts distinct deliveries, after the fault ended, of
-	// messages published before it ended; CatchupS is from the fault's end
-	// to the last of them (0 with no backlog).
+	// messages published before it ended (for subscriber-disconnect, it
+	// ends for a subscriber when that subscriber starts subscribing
+	// again); CatchupS is from the fault's end to the last of them (0 with
+	// no backlog).
 	Backlog  int64   `json:"backlog"`
 	CatchupS float64 `json:"catchup_s"`
 }
@@ -216,8 +218,9 @@ func (r *run) dropSubscribers(subs []*subState) {
 }
 
 // resubscribe connects subs again with their original specs and marks, per
-// subscriber, when it was back (the start of its backlog). It returns how
-// many came back and the longest time one took.
+// subscriber, when it began to come back (the start of its backlog: what
+// arrives from then on of messages published before is backlog). It
+// returns how many came back and the longest time one took.
 func (r *run) resubscribe(ctx context.Context, i int, subs []*subState) (n int, longest float64, err error) {
 	var mu sync.Mutex
 	var errs []error
@@ -225,10 +228,15 @@ func (r *run) resubscribe(ctx context.Context, i int, subs []*subState) (n int, 
 	g.SetLimit(r.cfg.ConnectParallel)
 	for _, s := range subs {
 		g.Go(func() error {
+			// The mark comes first: a broker may deliver the backlog
+			// before Subscriber returns, and each delivery is judged
+			// against the mark as it arrives.
+			s.mu.Lock()
+			s.marks[i] = now()
+			s.mu.Unlock()
 			t0 := time.Now()
 			e := r.subscribe(ctx, s)
 			took := time.Since(t0).Seconds()
-			mark := now()
 			mu.Lock()
 			defer mu.Unlock()
 			if e != nil {
@@ -237,9 +245,6 @@ func (r *run) resubscribe(ctx context.Context, i int, subs []*subState) (n int, 
 			}
 			n++
 			longest = max(longest, took)
-			s.mu.Lock()
-			s.marks[i] = mark
-			s.mu.Unlock()
 			return nil
 		})
 	}

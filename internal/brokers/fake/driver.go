@@ -127,6 +127,14 @@ func (d *Driver) Subscriber(_ context.Context, spec driver.SubSpec, h driver.Han
 		c.slow = srv.knobs.SlowDelay
 	}
 	s.conn = c
+	if srv.knobs.DeliverOnSubscribe {
+		lazy := ackEvery(s.spec)
+		for len(s.queue) > 0 {
+			m := c.next()
+			c.h(driver.Delivery{Body: m.body, Redelivered: m.redelivered})
+			c.delivered(m, lazy)
+		}
+	}
 	go c.loop()
 	return c, nil
 }
@@ -156,24 +164,39 @@ func (c *subscriber) loop() {
 		if c.closed {
 			return
 		}
-		m := s.queue[0]
-		s.queue[0] = message{}
-		s.queue = s.queue[1:]
-		if m.redelivered {
-			srv.stats.Redelivered++
-		}
-		srv.cond.Broadcast() // room for publishers
+		m := c.next()
 		srv.mu.Unlock()
 		if c.slow > 0 {
 			time.Sleep(c.slow)
 		}
 		c.h(driver.Delivery{Body: m.body, Redelivered: m.redelivered})
 		srv.mu.Lock()
-		if lazy > 1 {
-			s.unacked = append(s.unacked, m)
-			if len(s.unacked) >= lazy {
-				s.unacked = s.unacked[:0]
-			}
+		c.delivered(m, lazy)
+	}
+}
+
+// next takes the first message off the subscription's queue. Called with
+// mu held and the queue not empty.
+func (c *subscriber) next() message {
+	s := c.sub
+	m := s.queue[0]
+	s.queue[0] = message{}
+	s.queue = s.queue[1:]
+	if m.redelivered {
+		c.srv.stats.Redelivered++
+	}
+	c.srv.cond.Broadcast() // room for publishers
+	return m
+}
+
+// delivered keeps m unacknowledged until lazy deliveries have been
+// acknowledged together. Called with mu held.
+func (c *subscriber) delivered(m message, lazy int) {
+	s := c.sub
+	if lazy > 1 {
+		s.unacked = append(s.unacked, m)
+		if len(s.unacked) >= lazy {
+			s.unacked = s.unacked[:0]
 		}
 	}
 }

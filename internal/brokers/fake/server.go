@@ -30,6 +30,12 @@ type Knobs struct {
 	// FailPublishAfter makes a publisher's Publish fail once it has sent
 	// this many messages (0: never).
 	FailPublishAfter int
+	// DeliverOnSubscribe makes Subscriber hand what the subscription
+	// already holds (a durable one's backlog) to the handler before it
+	// returns, publishers waiting meanwhile: a broker whose first
+	// deliveries overtake the reply to the subscribe (STOMP MESSAGE frames
+	// before the SUBSCRIBE's RECEIPT).
+	DeliverOnSubscribe bool
 	// MaxQueue bounds the messages queued for one connected subscription;
 	// a publisher whose message would exceed it waits (flow control).
 	// Default 65536.
