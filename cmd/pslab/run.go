@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -148,7 +145,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 // runPlans runs validated plans one after the other and prints a summary
 // of each.
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
 	failed := 0
 	for _, p := range plans {
@@ -166,6 +163,9 @@ func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string
 				p.Suite.Name, p.Suite.File, sum.Wall.Round(time.Second), filepath.Join(sum.Bundle, "records.jsonl"))
 			report.WriteSummary(cmd.OutOrStdout(), sum.Records)
 			failed += sum.Failed
+		}
+		if ie, ok := interruption(ctx, err); ok {
+			return ie
 		}
 		if err != nil {
 			return err

@@ -80,6 +80,9 @@ func progressLine(r *results.Record) string {
 		return head + ": FAILED: " + r.Error
 	}
 	res := r.Result
+	if r.Interrupted() {
+		head += ": INTERRUPTED (not a result)"
+	}
 	s := fmt.Sprintf("%s: pub %.1f msg/s, sub %.1f msg/s, latency mean %.2f ms p99 %.2f ms, lost %d dup %d",
 		head, res.PubTput, res.SubTput, res.Latency.MeanMs, res.Latency.P99Ms, res.Counts.Lost, res.Counts.Duplicated)
 	if t := r.Throughput; t != nil && (r.Settings.Capacity || r.Factors.Filtered()) {

@@ -197,7 +197,10 @@ type Summary struct {
 	Bundle  string
 	Records []results.Record
 	Failed  int
-	Wall    time.Duration
+	// Interrupted counts records of cases cut short by the interruption
+	// (neither results nor failures).
+	Interrupted int
+	Wall        time.Duration
 }
 
 // Run executes a plan. It returns an error only when the run could not go
@@ -277,6 +280,9 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 				return err
 			}
 			rec := runCase(ctx, o, drv, b, nw, c, rep, runID, p)
+			if rec == nil { // interrupted before anything was measured
+				return context.Cause(ctx)
+			}
 			if revived != "" {
 				rec.Flags = append(rec.Flags, revived)
 			}
@@ -291,6 +297,8 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 			sum.Records = append(sum.Records, *rec)
 			if rec.Error != "" {
 				sum.Failed++
+			} else if rec.Interrupted() {
+				sum.Interrupted++
 			} else {
 				subTputs = append(subTputs, rec.Result.SubTput)
 			}
@@ -348,7 +356,9 @@ func warmUp(ctx context.Context, o Options, drv driver.Driver, p Plan, bName, ru
 		}
 		start := time.Now()
 		_, err := load.Run(ctx, load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: o.Seed})
-		_ = drv.Purge(context.Background(), prefix)
+		pctx, cancel := cleanupContext(ctx)
+		_ = drv.Purge(pctx, prefix)
+		cancel()
 		if err != nil {
 			fmt.Fprintf(o.Log, "warm-up run (case %s, not recorded) failed: %v\n", c.ID, err)
 			return
@@ -447,6 +457,9 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 		}
 	}
 	rec.Phases.PurgeS = time.Since(purgeStart).Seconds()
+	if ctx.Err() != nil {
+		return nil // interrupted before measuring: no record
+	}
 	if err != nil {
 		rec.Error = "purge: " + err.Error()
 		return rec
@@ -529,17 +542,26 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	// A failed purge after the case does not spoil what was measured: it is
 	// flagged, and the next case's purge (which must succeed) retries it.
 	purgeStart = time.Now()
-	perr := drv.Purge(context.Background(), prefix)
+	pctx, cancelPurge := cleanupContext(ctx)
+	perr := drv.Purge(pctx, prefix)
+	cancelPurge()
 	rec.Phases.PurgeAfterS = time.Since(purgeStart).Seconds()
 	if perr != nil {
 		rec.Flags = append(rec.Flags, "purge-after-failed: "+perr.Error())
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while connecting: nothing measured
+		}
 		rec.Error = err.Error()
 		return rec
 	}
 	rec.Result = res
-	rec.Audit = audit.Evaluate(c.Factors, res)
+	if res.Interrupted == nil { // an interrupted case promised nothing
+		rec.Audit = audit.Evaluate(c.Factors, res)
+	} else {
+		rec.Flags = append(rec.Flags, interruptedFlag(rec))
+	}
 	// Resources over the window only: from the end of the warm-up to the
 	// end of the window, relative to the sampler's start.
 	ws := res.Start.Sub(samplingStart) + c.Warmup

@@ -137,3 +137,10 @@ type Phases struct {
 	// unshaped connection set-up took (Settings.ConnectUnshaped).
 	ReshapeS float64 `json:"reshape_s,omitempty"`
 }
+
+// Interrupted reports whether the record's case was cut short by the
+// user's interruption: its numbers cover only what was measured and are
+// neither a result of the case nor a failed repetition.
+func (r *Record) Interrupted() bool {
+	return r.Result != nil && r.Result.Interrupted != nil
+}
