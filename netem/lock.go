@@ -135,3 +135,7 @@ func inUseErr(prefix string) error {
 	}
 	return fmt.Errorf("netem: %w: lab %q is held by %s (a running pslab?); stop it first", ErrInUse, prefix, who)
 }
+
+// LabHeld reports whether a live Lab (of any process) holds the lab named
+// prefix, and the pid its holder wrote.
+func LabHeld(prefix string) (bool, int) { return lockHeld(prefix) }

@@ -105,8 +105,8 @@ func loadPlans(files []string, quick bool, opts lab.Options) ([]lab.Plan, error)
 			continue
 		}
 		p, err := lab.MakePlan(s, opts)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", file, err))
+		if err != nil { // each problem says its file:line, or its flag
+			problems = appendNew(problems, strings.Split(err.Error(), "\n")...)
 			continue
 		}
 		plans = append(plans, p)
@@ -119,8 +119,8 @@ func loadPlans(files []string, quick bool, opts lab.Options) ([]lab.Plan, error)
 
 // optionsFrom checks the shared flags and turns them into lab options.
 func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
-	if f.reps < 0 {
-		return lab.Options{}, badInputf("--reps must be positive, got %d", f.reps)
+	if err := checkRunFlags(cmd, f); err != nil {
+		return lab.Options{}, err
 	}
 	filter, err := parseCaseFilter(f.cases)
 	if err != nil {

@@ -57,7 +57,7 @@ func serveNATS() error {
 		Password:   os.Getenv("PSLAB_NATS_PASSWORD"),
 		NoSigs:     true,
 		// 800-connection cases: leave room.
-		MaxConn: 4096,
+		MaxConn: NATSMaxConn,
 		// A client on the emulated 1 Mbit/s lossy link may need several
 		// seconds (SYN and segment retransmissions) to send CONNECT; the
 		// default 2 s would refuse it. Connection set-up is not measured.
@@ -133,3 +133,7 @@ func CacheDir() string {
 	}
 	return filepath.Join(home, ".cache", "pslab")
 }
+
+// NATSMaxConn is the embedded nats-server's connection limit (its
+// MaxConn): cases with more clients are refused before anything runs.
+const NATSMaxConn = 4096

@@ -98,10 +98,8 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if o.Reps > 0 {
 		p.Reps = o.Reps
 	}
-	for _, b := range p.Brokers {
-		if _, ok := brokerKinds[b]; !ok {
-			return p, fmt.Errorf("unknown broker %q (known: %s)", b, strings.Join(BrokerNames(), ", "))
-		}
+	if problems := checkNames(s, o, p.Brokers, p.Networks); len(problems) > 0 {
+		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	for name, u := range o.URLs {
 		if _, ok := brokerKinds[name]; !ok {
@@ -112,7 +110,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			return p, err
 		}
 		if o.BrokerPID == 0 { // through the lab, it is checked once the link is up
-			if err := ext.CheckReachable(context.Background()); err != nil {
+			if err := ext.CheckLogin(context.Background()); err != nil {
 				return p, err
 			}
 		}
@@ -183,6 +181,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			}
 		}
 	}
+	problems = append(problems, checkLimits(p, o)...)
 	if len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}

@@ -150,4 +150,7 @@ type Suite struct {
 	Networks []string
 	Reps     int
 	Cases    []Case
+	// BrokersLine and NetworksLine are the lines of brokers: and networks:
+	// (0: not in the file), for errors about their values.
+	BrokersLine, NetworksLine int
 }
