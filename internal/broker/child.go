@@ -137,3 +137,7 @@ func CacheDir() string {
 // NATSMaxConn is the embedded nats-server's connection limit (its
 // MaxConn): cases with more clients are refused before anything runs.
 const NATSMaxConn = 4096
+
+// StoreOwnerFile, in an embedded NATS store, holds the pid of the pslab
+// process that started that broker (see internal/cleanup).
+const StoreOwnerFile = "pslab-owner.pid"

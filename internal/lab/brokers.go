@@ -33,7 +33,7 @@ var brokerKinds = map[string]brokerKind{
 		newBroker: func(ctx context.Context, labName string, log io.Writer) (broker.Broker, error) {
 			a := broker.NewArtemis(broker.ArtemisConfig{Instance: artemisInstance(labName)})
 			if !a.Installed() {
-				fmt.Fprintf(log, "installing Artemis %s (first use) ...\n", a.Config().Version)
+				fmt.Fprintln(log, artemisInstallNote(a, labName))
 				if err := a.Install(ctx, log); err != nil {
 					return nil, err
 				}

@@ -215,6 +215,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	removeLeftovers(log)
 	runID := newRunID()
 	sum := &Summary{Bundle: o.Out}
 	start := time.Now()

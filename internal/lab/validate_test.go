@@ -2,12 +2,14 @@ package lab
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"pslab/internal/broker"
 	"pslab/internal/scenario"
 )
 
@@ -68,4 +70,19 @@ func TestHeldLabIsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--lab heldtest: the lab is held by a running pslab")
 	assert.NoError(t, CheckLab("freetest"))
+}
+
+// TestArtemisInstallNoteOnlyWhenInstalling: a new lab name with the
+// distribution cached creates an instance, it does not "install Artemis
+// (first use)".
+func TestArtemisInstallNoteOnlyWhenInstalling(t *testing.T) {
+	cache := t.TempDir()
+	a := broker.NewArtemis(broker.ArtemisConfig{CacheDir: cache, Instance: "lab-x"})
+	assert.Contains(t, artemisInstallNote(a, "x"), "first use")
+	bin := filepath.Join(a.HomeDir(), "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "artemis"), nil, 0o755))
+	note := artemisInstallNote(a, "x")
+	assert.NotContains(t, note, "first use")
+	assert.Contains(t, note, "instance of lab x")
 }
