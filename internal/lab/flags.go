@@ -37,6 +37,9 @@ func flagsFor(r *results.Record) []string {
 				rs.ClientCPUPct, capacity))
 		}
 	}
+	if f := machineBusyFlag(rs); f != "" {
+		flags = append(flags, f)
+	}
 	if res != nil {
 		c := res.Counts
 		if !res.DrainComplete {

@@ -483,6 +483,7 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	}
 	sampler := metrics.NewProcSampler(interval)
 	sampler.Watch("client", os.Getpid())
+	sampler.Watch("machine", metrics.MachinePID)
 	if pid := b.PID(); pid > 0 {
 		sampler.Watch("broker", pid)
 	} else if o.BrokerPID > 0 { // a broker container: its process
@@ -565,7 +566,7 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	// Resources over the window only: from the end of the warm-up to the
 	// end of the window, relative to the sampler's start.
 	ws := res.Start.Sub(samplingStart) + c.Warmup
-	rec.Resources = resourcesOf(samples, ws.Seconds(), (ws + c.Window).Seconds(), interval.Seconds())
+	rec.Resources = withOtherLoad(resourcesOf(samples, ws.Seconds(), (ws + c.Window).Seconds(), interval.Seconds()))
 	rec.Throughput = results.ThroughputOf(rec)
 	rec.Flags = append(rec.Flags, flagsFor(rec)...)
 	return rec
@@ -596,6 +597,7 @@ func resourcesOf(s map[string][]metrics.ProcSample, from, to, interval float64) 
 		ClientCPUPct: metrics.MeanCPU(inWindow(s["client"])), ClientPeakRSS: metrics.PeakRSS(s["client"]),
 		BrokerCPUPct: metrics.MeanCPU(inWindow(s["broker"])), BrokerPeakRSS: metrics.PeakRSS(s["broker"]),
 		Cores: metrics.Cores(), ClientSamples: s["client"], BrokerSamples: s["broker"],
+		MachineCPUPct: metrics.MeanCPU(inWindow(s["machine"])),
 	}
 }
 

@@ -111,6 +111,12 @@ type Resources struct {
 	Cores         int                  `json:"cores"`
 	ClientSamples []metrics.ProcSample `json:"client_samples,omitempty"`
 	BrokerSamples []metrics.ProcSample `json:"broker_samples,omitempty"`
+
+	// MachineCPUPct is the busy CPU of the whole machine over the window
+	// (/proc/stat) and OtherCPUPct the part outside the run (machine minus
+	// client and broker): another lab, any other process (100 = one core).
+	MachineCPUPct float64 `json:"machine_cpu_pct"`
+	OtherCPUPct   float64 `json:"other_cpu_pct"`
 }
 
 // Versions of everything that produced the record.

@@ -1,0 +1,33 @@
+package lab
+
+import (
+	"fmt"
+
+	"pslab/internal/results"
+)
+
+// withOtherLoad sets the CPU used outside the run over the window: the
+// machine's busy CPU minus the client's and the broker's.
+func withOtherLoad(rs *results.Resources) *results.Resources {
+	rs.OtherCPUPct = max(0, rs.MachineCPUPct-rs.ClientCPUPct-rs.BrokerCPUPct)
+	return rs
+}
+
+// otherBusy is the share of the machine that load outside the run may take
+// before its records are flagged: beyond it, the run competed for the
+// cores with something else (two runs at once halved Artemis' throughput).
+const otherBusy = 0.10
+
+// machineBusyFlag flags a record whose window shared the machine with
+// significant CPU load from outside the run.
+func machineBusyFlag(rs *results.Resources) string {
+	if rs == nil || rs.Cores == 0 {
+		return ""
+	}
+	capacity := float64(rs.Cores) * 100
+	if rs.OtherCPUPct < otherBusy*capacity {
+		return ""
+	}
+	return fmt.Sprintf("machine-busy: processes outside the run used %.0f%% of %.0f%% CPU (%d cores) in the window (machine %.0f%%, client %.0f%%, broker %.0f%%): another lab or program competed for the cores",
+		rs.OtherCPUPct, capacity, rs.Cores, rs.MachineCPUPct, rs.ClientCPUPct, rs.BrokerCPUPct)
+}
