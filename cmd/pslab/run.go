@@ -276,7 +276,11 @@ func parseURLs(vals []string) (map[string]string, error) {
 		if !ok {
 			return nil, badInputf("--url %q: want NAME=URL, e.g. nats=nats://127.0.0.1:4222", u)
 		}
-		urls[name] = raw
+		resolved, err := urlFrom(raw)
+		if err != nil {
+			return nil, badInputf("--url %s=%s: %v", name, raw, err)
+		}
+		urls[name] = resolved
 	}
 	return urls, nil
 }

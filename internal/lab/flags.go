@@ -73,6 +73,9 @@ func flagsFor(r *results.Record) []string {
 	if r.Network.Path == "loopback" {
 		flags = append(flags, "loopback: no emulating router on the path (not root)")
 	}
+	if r.Network.Path == PathHostNetwork {
+		flags = append(flags, "host-network: an external broker (--url) reached over the host network, no emulating router on the path")
+	}
 	return flags
 }
 

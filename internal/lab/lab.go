@@ -103,7 +103,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	}
 	for name, u := range o.URLs {
 		if _, ok := brokerKinds[name]; !ok {
-			return p, fmt.Errorf("--url %s=%s: unknown broker %q (known: %s)", name, u, name, strings.Join(BrokerNames(), ", "))
+			return p, fmt.Errorf("--url %s=%s: unknown broker %q (known: %s)", name, broker.Redact(u), name, strings.Join(BrokerNames(), ", "))
 		}
 		ext, err := broker.NewExternal(name, u)
 		if err != nil {
@@ -116,10 +116,10 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		}
 		if o.BrokerPID == 0 {
 			if open, detail, err := ext.OpenAccess(context.Background()); err == nil && open {
-				p.Notes = append(p.Notes, fmt.Sprintf("WARNING: %s at %s lets clients in without credentials (%s): anyone who can reach it can publish and subscribe", name, u, detail))
+				p.Notes = append(p.Notes, fmt.Sprintf("WARNING: %s at %s lets clients in without credentials (%s): anyone who can reach it can publish and subscribe", name, broker.Redact(u), detail))
 			}
 		} else if !ext.HasCredentials() {
-			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, u))
+			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, broker.Redact(u)))
 		}
 	}
 	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName, BrokerPID: o.BrokerPID}); err != nil {

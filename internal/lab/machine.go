@@ -31,3 +31,8 @@ func machineBusyFlag(rs *results.Resources) string {
 	return fmt.Sprintf("machine-busy: processes outside the run used %.0f%% of %.0f%% CPU (%d cores) in the window (machine %.0f%%, client %.0f%%, broker %.0f%%): another lab or program competed for the cores",
 		rs.OtherCPUPct, capacity, rs.Cores, rs.MachineCPUPct, rs.ClientCPUPct, rs.BrokerCPUPct)
 }
+
+// PathHostNetwork is the record's network path for an external broker
+// (--url) reached over the host network: no router, by choice, as root or
+// not (the "loopback" path says the lab could not be built without root).
+const PathHostNetwork = "host-network"

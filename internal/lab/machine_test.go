@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"pslab/internal/results"
+	"pslab/netem"
 )
 
 // TestMachineBusyFlag: CPU used outside the run (machine minus client and
@@ -24,4 +25,16 @@ func TestMachineBusyFlag(t *testing.T) {
 	rec := record(40, 50, true, 0)
 	rec.Resources.MachineCPUPct, rec.Resources.OtherCPUPct = 180, 90
 	assert.Contains(t, flagNames(flagsFor(rec)), "machine-busy")
+}
+
+// TestExternalBrokerIsNotFlaggedNotRoot: a run against --url over the host
+// network says so, and does not claim that root was missing (before:
+// "loopback: ... (not root)" for a root run).
+func TestExternalBrokerIsNotFlaggedNotRoot(t *testing.T) {
+	nw := &network{profile: netem.Profile{Name: "wireline"}, external: true}
+	rec := record(10, 10, true, 0)
+	rec.Network = nw.record()
+	names := flagNames(flagsFor(rec))
+	assert.Contains(t, names, "host-network")
+	assert.NotContains(t, names, "loopback")
 }

@@ -94,7 +94,7 @@ func SettingsOf(c scenario.Case) Settings {
 // Network is the link a case ran over.
 type Network struct {
 	Profile string `json:"profile"`          // e.g. "wireline", "wifi-paper"
-	Path    string `json:"path"`             // "namespaces" (through the emulating router) or "loopback"
+	Path    string `json:"path"`             // "namespaces" (through the emulating router), "loopback" (no root) or "host-network" (--url)
 	Backend string `json:"backend"`          // "none", "netem", "tbf+nftables", or "" on loopback
 	Spec    any    `json:"spec,omitempty"`   // the profile as configured
 	Link    any    `json:"link,omitempty"`   // measured over the case: counters, rate, loss
