@@ -20,12 +20,13 @@ type Interruption struct {
 
 // interruptWatch notes when ctx ends, in the epoch's clock.
 type interruptWatch struct {
+	ctx  context.Context
 	at   atomic.Int64 // now() at cancellation; 0 while not cancelled
 	stop func() bool
 }
 
 func watchInterrupt(ctx context.Context) *interruptWatch {
-	w := &interruptWatch{}
+	w := &interruptWatch{ctx: ctx}
 	w.stop = context.AfterFunc(ctx, func() { w.at.Store(now()) })
 	return w
 }
@@ -36,7 +37,10 @@ func (w *interruptWatch) of(r *run) *Interruption {
 	w.stop()
 	at := w.at.Load()
 	if at == 0 {
-		return nil
+		if w.ctx.Err() == nil {
+			return nil
+		}
+		at = now() // cancelled, and the AfterFunc has not run yet: just now
 	}
 	in := &Interruption{Phase: "drain", WindowMeasuredS: time.Duration(r.windowEnd - r.windowStart).Seconds()}
 	switch {
