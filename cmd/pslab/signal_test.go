@@ -212,6 +212,11 @@ func TestSecondSignalForcesExit(t *testing.T) {
 	}
 	bin := buildPslab(t)
 	r := startSignalRun(t, bin, windowHourSuite, "sig2")
+	t.Cleanup(func() { // the forced exit may leave the lab: remove it
+		if out, err := exec.Command(bin, "netem", "down", "--lab", "sig2").CombinedOutput(); err != nil {
+			t.Logf("netem down: %v: %s", err, out)
+		}
+	})
 	r.waitFor(t, "window ")
 	assert.Equal(t, 130, r.signal(t, syscall.SIGINT, syscall.SIGINT), r.stderr.String())
 	for _, rec := range r.records(t) {
