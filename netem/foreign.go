@@ -138,7 +138,7 @@ func checkForeignFree(f foreignNS, n names) error {
 	return withHandle(f.ref(), func(h *netlink.Handle) error {
 		_, err := h.LinkByName(n.BrkIf)
 		if err == nil {
-			return refuse("already has an interface %s (another lab's? remove it with pslab netem down --prefix %s)", n.BrkIf, n.Prefix)
+			return refuse("already has an interface %s (another lab's? remove it with pslab netem down --lab %s)", n.BrkIf, n.Prefix)
 		}
 		if !errors.As(err, &netlink.LinkNotFoundError{}) {
 			return fmt.Errorf("look for %s: %w", n.BrkIf, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -27,23 +28,82 @@ var ErrInUse = errors.New("lab in use")
 // that whoever cleans up later knows where its veth end is.
 func lockPath(prefix string) string { return "/run/pslab-" + prefix + ".lock" }
 
-// acquireLock takes the lab's lock and returns the file holding it.
+// acquireLock takes the lab's lock and returns the file holding it. The
+// holder removes the file when it lets go (releaseLock), so a lock taken on
+// a file that was removed meanwhile is no lock: it tries again on the new
+// file.
 func acquireLock(prefix string) (*os.File, error) {
-	f, err := os.OpenFile(lockPath(prefix), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("netem: lock file: %w", err)
-	}
-	lk := unix.Flock_t{Type: unix.F_WRLCK}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
-			return nil, inUseErr(prefix)
+	for {
+		f, err := os.OpenFile(lockPath(prefix), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("netem: lock file: %w", err)
 		}
-		return nil, fmt.Errorf("netem: lock %s: %w", lockPath(prefix), err)
+		lk := unix.Flock_t{Type: unix.F_WRLCK}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+			f.Close()
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+				return nil, inUseErr(prefix)
+			}
+			return nil, fmt.Errorf("netem: lock %s: %w", lockPath(prefix), err)
+		}
+		if !sameFile(f, lockPath(prefix)) {
+			f.Close() // removed by its last holder: lock the new one
+			continue
+		}
+		return stampLock(f), nil
 	}
+}
+
+// sameFile reports whether path still names the file f has open.
+func sameFile(f *os.File, path string) bool {
+	open, err1 := f.Stat()
+	named, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(open, named)
+}
+
+// releaseLock removes the lock file and lets go of the lock, in that order:
+// whoever opened the file meanwhile notices it is gone (acquireLock).
+func releaseLock(prefix string, f *os.File) {
+	if sameFile(f, lockPath(prefix)) {
+		_ = os.Remove(lockPath(prefix))
+	}
+	f.Close()
+}
+
+// RemoveStaleLock removes the lab's lock file when no live lab holds it (a
+// killed run's, or one from before locks were removed on Down). It reports
+// whether it removed one; a held lock is left alone.
+func RemoveStaleLock(prefix string) (bool, error) {
+	if _, err := os.Stat(lockPath(prefix)); os.IsNotExist(err) {
+		return false, nil
+	}
+	f, err := acquireLock(prefix)
+	if err != nil {
+		return false, err
+	}
+	releaseLock(prefix, f)
+	return true, nil
+}
+
+// StaleLockNames lists the lab names with a lock file in /run that no live
+// lab holds.
+func StaleLockNames() []string {
+	files, _ := filepath.Glob("/run/pslab-*.lock")
+	var names []string
+	for _, file := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file), "pslab-"), ".lock")
+		if held, _ := lockHeld(name); !held {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// stampLock writes the holder's pid into the lock file.
+func stampLock(f *os.File) *os.File {
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return f, nil
+	return f
 }
 
 // lockHeld reports whether some live Lab holds the lab's lock, and the pid
@@ -75,3 +135,7 @@ func inUseErr(prefix string) error {
 	}
 	return fmt.Errorf("netem: %w: lab %q is held by %s (a running pslab?); stop it first", ErrInUse, prefix, who)
 }
+
+// LabHeld reports whether a live Lab (of any process) holds the lab named
+// prefix, and the pid its holder wrote.
+func LabHeld(prefix string) (bool, int) { return lockHeld(prefix) }

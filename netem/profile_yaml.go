@@ -1,6 +1,7 @@
 package netem
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -23,19 +24,25 @@ func parseProfile(file string, data []byte, defaultName string) (Profile, error)
 	}
 	p := Profile{Duplex: DuplexFull}
 	line := map[string]int{}
+	var errs []error // every problem of the file, each with its line
+	refused := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		f, ok := fieldByKey(k.Value)
 		if !ok {
-			return Profile{}, posErr(file, k, "unknown field %q (known: %s)", k.Value, fieldKeys())
+			errs = append(errs, posErr(file, k, "unknown field %q (known: %s)", k.Value, fieldKeys()))
+			continue
 		}
 		if _, dup := line[k.Value]; dup {
-			return Profile{}, posErr(file, k, "field %q given twice (first at line %d)", k.Value, line[k.Value])
+			errs = append(errs, posErr(file, k, "field %q given twice (first at line %d)", k.Value, line[k.Value]))
+			continue
 		}
 		line[k.Value] = k.Line
 		val, err := scalar(v, f.str)
 		if err != nil {
-			return Profile{}, posErr(file, v, "%s: %v", k.Value, err)
+			errs = append(errs, posErr(file, v, "%s: %v", k.Value, err))
+			refused[k.Value] = true
+			continue
 		}
 		f.set(&p, val)
 	}
@@ -43,13 +50,19 @@ func parseProfile(file string, data []byte, defaultName string) (Profile, error)
 		p.Name = defaultName
 	}
 	for _, f := range profileFields {
+		if refused[f.key] {
+			continue
+		}
 		if err := f.check(p); err != nil {
 			n := root
 			if l, ok := line[f.key]; ok {
 				n = &yaml.Node{Line: l}
 			}
-			return Profile{}, posErr(file, n, "%s: %v", f.key, err)
+			errs = append(errs, posErr(file, n, "%s: %v", f.key, err))
 		}
+	}
+	if len(errs) > 0 {
+		return Profile{}, errors.Join(errs...)
 	}
 	return p, nil
 }

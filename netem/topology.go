@@ -95,7 +95,7 @@ func (l *Lab) Down() error {
 // unlock releases the lab's lock (l.mu held).
 func (l *Lab) unlock() {
 	if l.lock != nil {
-		l.lock.Close()
+		releaseLock(l.n.Prefix, l.lock)
 		l.lock = nil
 	}
 }

@@ -56,7 +56,7 @@ func doctorURLs(ctx context.Context, w io.Writer, urls map[string]string) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		what := name + " " + urls[name]
+		what := name + " " + broker.Redact(urls[name])
 		ext, err := broker.NewExternal(name, urls[name])
 		if err != nil {
 			fmt.Fprintf(w, "%-8s %-22s %v\n", "error", name, err)

@@ -65,6 +65,10 @@ func execute(args []string) int {
 		return exitOK
 	}
 	fmt.Fprintln(os.Stderr, "pslab:", err)
+	var ie interruptedError
+	if errors.As(err, &ie) {
+		return ie.exitCode()
+	}
 	var bad badInputError
 	if errors.As(err, &bad) || isCobraUsageError(err) {
 		return exitBadInput

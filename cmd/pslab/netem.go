@@ -53,7 +53,8 @@ Profiles: ` + strings.Join(netem.BuiltinProfiles(), ", ") + `, or a YAML file
   pslab netem up wifi-paper && pslab netem show && pslab netem down
   pslab netem up wifi-paper --broker-pid $(docker inspect -f '{{.State.Pid}}' pslab-nats-1)`,
 	}
-	cmd.PersistentFlags().StringVar(&f.prefix, "prefix", "pslab", "name prefix of the namespaces, interfaces and nft table")
+	cmd.PersistentFlags().StringVar(&f.prefix, "lab", "pslab", "name of the lab: prefix of its namespaces, interfaces and nft table (as pslab run --lab)")
+	addDeprecatedAlias(cmd.PersistentFlags(), "prefix", "lab")
 	cmd.PersistentFlags().StringVar(&f.backend, "backend", "auto", "auto, netem or tbf+nftables")
 
 	up := &cobra.Command{
@@ -215,12 +216,12 @@ func netemUp(c *cobra.Command, f netemFlags, name string) error {
 	return nil
 }
 
-// prefixFlag is the --prefix to repeat in a hint ("" for the default).
+// prefixFlag is the --lab to repeat in a hint ("" for the default).
 func prefixFlag(f netemFlags) string {
 	if f.prefix == "pslab" {
 		return ""
 	}
-	return " --prefix " + f.prefix
+	return " --lab " + f.prefix
 }
 
 func netemDown(c *cobra.Command, f netemFlags) error {

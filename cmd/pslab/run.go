@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -125,8 +122,8 @@ func loadPlans(files []string, quick bool, opts lab.Options) ([]lab.Plan, error)
 			continue
 		}
 		p, err := lab.MakePlan(s, opts)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", file, err))
+		if err != nil { // each problem says its file:line, or its flag
+			problems = appendNew(problems, strings.Split(err.Error(), "\n")...)
 			continue
 		}
 		plans = append(plans, p)
@@ -139,8 +136,8 @@ func loadPlans(files []string, quick bool, opts lab.Options) ([]lab.Plan, error)
 
 // optionsFrom checks the shared flags and turns them into lab options.
 func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
-	if f.reps < 0 {
-		return lab.Options{}, badInputf("--reps must be positive, got %d", f.reps)
+	if err := checkRunFlags(cmd, f); err != nil {
+		return lab.Options{}, err
 	}
 	filter, err := parseCaseFilter(f.cases)
 	if err != nil {
@@ -165,7 +162,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 // runPlans runs validated plans one after the other and prints a summary
 // of each.
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
 	failed := 0
 	for _, p := range plans {
@@ -183,6 +180,9 @@ func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string
 				p.Suite.Name, p.Suite.File, sum.Wall.Round(time.Second), filepath.Join(sum.Bundle, "records.jsonl"))
 			report.WriteSummary(cmd.OutOrStdout(), sum.Records)
 			failed += sum.Failed
+		}
+		if ie, ok := interruption(ctx, err); ok {
+			return ie
 		}
 		if err != nil {
 			return err
@@ -282,7 +282,11 @@ func parseURLs(vals []string) (map[string]string, error) {
 		if !ok {
 			return nil, badInputf("--url %q: want NAME=URL, e.g. nats=nats://127.0.0.1:4222", u)
 		}
-		urls[name] = raw
+		resolved, err := urlFrom(raw)
+		if err != nil {
+			return nil, badInputf("--url %s=%s: %v", name, raw, err)
+		}
+		urls[name] = resolved
 	}
 	return urls, nil
 }

@@ -48,7 +48,7 @@ func NewEncoder(t scenario.BodyType, size int, seed int64) (Encoder, error) {
 	if min := MinSize(t); size < min {
 		return nil, fmt.Errorf("body: a %s body needs at least %d bytes (stamp included), got %d", t, min, size)
 	}
-	const maxSize = 64 << 20
+	const maxSize = scenario.MaxBodySize
 	if size > maxSize {
 		return nil, fmt.Errorf("body: size %d exceeds the %d-byte limit", size, maxSize)
 	}

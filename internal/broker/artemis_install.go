@@ -326,3 +326,10 @@ func relocate(from, to string) error {
 	}
 	return nil
 }
+
+// HomeInstalled reports whether the distribution is unpacked (an instance
+// may still have to be created).
+func (a *Artemis) HomeInstalled() bool {
+	_, err := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis"))
+	return err == nil
+}

@@ -57,7 +57,7 @@ func serveNATS() error {
 		Password:   os.Getenv("PSLAB_NATS_PASSWORD"),
 		NoSigs:     true,
 		// 800-connection cases: leave room.
-		MaxConn: 4096,
+		MaxConn: NATSMaxConn,
 		// A client on the emulated 1 Mbit/s lossy link may need several
 		// seconds (SYN and segment retransmissions) to send CONNECT; the
 		// default 2 s would refuse it. Connection set-up is not measured.
@@ -159,3 +159,11 @@ func RunTests(m interface{ Run() int }) {
 	RunChildIfRequested()
 	os.Exit(m.Run())
 }
+
+// NATSMaxConn is the embedded nats-server's connection limit (its
+// MaxConn): cases with more clients are refused before anything runs.
+const NATSMaxConn = 4096
+
+// StoreOwnerFile, in an embedded NATS store, holds the pid of the pslab
+// process that started that broker (see internal/cleanup).
+const StoreOwnerFile = "pslab-owner.pid"

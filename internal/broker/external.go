@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"pslab/internal/driver"
@@ -22,10 +23,10 @@ type External struct {
 func NewExternal(name, rawURL string) (*External, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%s URL %q: %w", name, rawURL, err)
+		return nil, fmt.Errorf("%s URL %q: %w", name, Redact(rawURL), err)
 	}
 	if u.Host == "" || u.Port() == "" {
-		return nil, fmt.Errorf("%s URL %q: want scheme://[user:password@]host:port", name, rawURL)
+		return nil, fmt.Errorf("%s URL %q: want scheme://[user:password@]host:port", name, Redact(rawURL))
 	}
 	ep := driver.Endpoint{}
 	if u.User != nil {
@@ -87,3 +88,15 @@ func (e *External) Version() string { return "external " + e.name + " at " + e.h
 
 // Settings implements Broker.
 func (e *External) Settings() map[string]string { return map[string]string{"url": e.ep.URL} }
+
+// Redact hides the password of a URL for messages ("xxxxx").
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if err != nil && strings.Contains(raw, "@") {
+			return "(unparsable URL with credentials)"
+		}
+		return raw
+	}
+	return u.Redacted()
+}

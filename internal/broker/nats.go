@@ -112,6 +112,9 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 		n.mu.Unlock()
 		return driver.Endpoint{}, err
 	}
+	// Who owns the store: `pslab clean` and later runs remove the stores
+	// of owners that are gone (a killed run), never a live one's.
+	_ = os.WriteFile(filepath.Join(store, StoreOwnerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 	n.store, n.password, n.host = store, RandomSecret(), h
 	n.addr = net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
 	n.logPath = n.cfg.LogFile

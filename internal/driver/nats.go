@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -195,19 +196,55 @@ func (d *NATS) Close() error {
 }
 
 // natsDialer adapts a Dialer to nats.CustomDialer and keeps the socket it
-// dialed last in the client's watch (for Abort).
+// dialed last in the client's watch (for Abort). While the connection is
+// set up it dials with the set-up's context, and a cancellation closes the
+// socket of a handshake under way; reconnects later dial without it.
 type natsDialer struct {
-	ctx context.Context
-	d   Dialer
-	w   *natsWatch
+	d Dialer
+	w *natsWatch
+
+	mu   sync.Mutex
+	ctx  context.Context
+	last net.Conn
 }
 
-func (n natsDialer) Dial(network, addr string) (net.Conn, error) {
-	c, err := n.d.DialContext(n.ctx, network, addr)
-	if err == nil && n.w != nil {
-		n.w.sock.Store(&c)
+func (n *natsDialer) Dial(network, addr string) (net.Conn, error) {
+	n.mu.Lock()
+	ctx := n.ctx
+	n.mu.Unlock()
+	c, err := n.d.DialContext(ctx, network, addr)
+	if err == nil {
+		n.mu.Lock()
+		n.last = c
+		n.mu.Unlock()
+		if n.w != nil {
+			n.w.sock.Store(&c)
+		}
 	}
 	return c, err
+}
+
+// setUp follows ctx while the connection is set up: a cancellation closes
+// the socket being set up. The returned function ends that and lets later
+// reconnects dial on their own; it reports whether ctx ended meanwhile.
+func (n *natsDialer) setUp(ctx context.Context) (done func() bool) {
+	n.mu.Lock()
+	n.ctx = ctx
+	n.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		n.mu.Lock()
+		if n.last != nil {
+			_ = n.last.Close()
+		}
+		n.mu.Unlock()
+	})
+	return func() bool {
+		stopped := stop()
+		n.mu.Lock()
+		n.ctx = context.Background()
+		n.mu.Unlock()
+		return !stopped || ctx.Err() != nil
+	}
 }
 
 // abort resets the client's socket (SO_LINGER 0) and closes the client:
@@ -247,18 +284,26 @@ func natsConnect(ctx context.Context, ep Endpoint, name string, w *natsWatch, ex
 	if d == nil {
 		d = &net.Dialer{Timeout: 10 * time.Second}
 	}
-	opts = append(opts, nats.SetCustomDialer(natsDialer{context.Background(), d, w}))
+	dialer := &natsDialer{d: d, w: w, ctx: context.Background()}
+	opts = append(opts, nats.SetCustomDialer(dialer))
 	if w != nil {
 		opts = append(opts, w.options()...)
 	}
 	opts = append(opts, extra...)
 	var nc *nats.Conn
 	var err error
+	setUpDone := dialer.setUp(ctx)
 	for attempt := 1; ; attempt++ {
 		nc, err = nats.Connect(ep.URL, opts...)
 		if err == nil || attempt == connectAttempts || !isTimeout(err) || ctx.Err() != nil {
 			break
 		}
+	}
+	if setUpDone() {
+		if nc != nil {
+			nc.Close()
+		}
+		return nil, fmt.Errorf("connect to NATS at %s: %w", ep.URL, context.Cause(ctx))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", ep.URL, err)

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -70,16 +71,20 @@ func (cr *caseRun) steps() []step {
 		{"lift the shaping for set-up", cr.liftShaping},
 		{"run the load", cr.runLoad},
 		{"tear down", cr.tearDown},
-		{"load outcome", func(context.Context) error { return cr.loadErr }},
+		{"load outcome", cr.loadOutcome},
 		{"measure", cr.measure},
 	}
 }
 
-// runCase runs one repetition of one case and builds its record.
+// runCase runs one repetition of one case and builds its record; nil when
+// the run was interrupted before the case measured anything (interrupt.go).
 func (s *session) runCase(ctx context.Context, c scenario.Case, rep int) *results.Record {
 	cr := s.newCaseRun(c, rep)
 	for _, st := range cr.steps() {
 		if err := st.run(ctx); err != nil {
+			if errors.Is(err, errNotMeasured) {
+				return nil
+			}
 			cr.rec.Error = err.Error()
 			break
 		}
@@ -134,7 +139,10 @@ func (cr *caseRun) purgeBefore(ctx context.Context) error {
 	start := time.Now()
 	defer func() { cr.rec.Phases.PurgeS = time.Since(start).Seconds() }()
 	err := purgeRetrying(ctx, cr.drv, "pslab-")
-	if err != nil && ctx.Err() == nil {
+	if ctx.Err() != nil {
+		return errNotMeasured
+	}
+	if err != nil {
 		flag, rerr := restartBroker(ctx, cr.b, cr.o.Log, fmt.Errorf("stopped answering (purge: %w)", err))
 		if rerr == nil {
 			cr.rec.Flags = append(cr.rec.Flags, flag)
@@ -176,6 +184,7 @@ func (cr *caseRun) startSampling(ctx context.Context) (stop func()) {
 	}
 	cr.sampler = metrics.NewProcSampler(cr.interval)
 	cr.sampler.Watch("client", os.Getpid())
+	cr.sampler.Watch("machine", metrics.MachinePID)
 	if pid := cr.b.PID(); pid > 0 {
 		cr.sampler.Watch("broker", pid)
 	} else if cr.o.BrokerPID > 0 { // a broker container: its process
@@ -240,7 +249,7 @@ func (cr *caseRun) runLoad(ctx context.Context) error {
 // connection is failing at that moment, docs/artemis.md), then the case's
 // names. A failed purge here does not spoil what was measured: it is
 // flagged, and the next case's purge (which must succeed) retries it.
-func (cr *caseRun) tearDown(context.Context) error {
+func (cr *caseRun) tearDown(ctx context.Context) error {
 	if cr.cfg.AbortAtEnd {
 		n, rerr := cr.nw.resetConnections()
 		cr.rec.Phases.LeftoverSockets = n
@@ -252,12 +261,23 @@ func (cr *caseRun) tearDown(context.Context) error {
 		}
 	}
 	start := time.Now()
-	perr := cr.drv.Purge(context.Background(), cr.prefix)
+	pctx, cancel := cleanupContext(ctx)
+	perr := cr.drv.Purge(pctx, cr.prefix)
+	cancel()
 	cr.rec.Phases.PurgeAfterS = time.Since(start).Seconds()
 	if perr != nil {
 		cr.flag(results.FlagPurgeAfterFailed, "%v", perr)
 	}
 	return nil
+}
+
+// loadOutcome ends the case with what ended the load early: no record
+// when that was the run's interruption (connecting: nothing measured).
+func (cr *caseRun) loadOutcome(ctx context.Context) error {
+	if cr.loadErr != nil && ctx.Err() != nil {
+		return errNotMeasured
+	}
+	return cr.loadErr
 }
 
 // measure puts what the load measured into the record: counts, the audit
@@ -266,11 +286,15 @@ func (cr *caseRun) tearDown(context.Context) error {
 func (cr *caseRun) measure(context.Context) error {
 	rec, res := cr.rec, cr.res
 	rec.Result = res
-	rec.Audit = audit.Evaluate(cr.c.Factors, res)
+	if res.Interrupted == nil { // an interrupted case promised nothing
+		rec.Audit = audit.Evaluate(cr.c.Factors, res)
+	} else {
+		rec.Flags = append(rec.Flags, interruptedFlag(rec))
+	}
 	// Resources over the window only: from the end of the warm-up to the
 	// end of the window, relative to the sampler's start.
 	ws := res.Start.Sub(cr.samplingStart) + time.Duration(res.WarmupS*float64(time.Second))
-	rec.Resources = resourcesOf(cr.samples, ws.Seconds(), (ws + cr.c.Window).Seconds(), cr.interval.Seconds())
+	rec.Resources = withOtherLoad(resourcesOf(cr.samples, ws.Seconds(), (ws + cr.c.Window).Seconds(), cr.interval.Seconds()))
 	rec.Throughput = results.ThroughputOf(rec)
 	rec.Flags = append(rec.Flags, flagsFor(rec)...)
 	return nil

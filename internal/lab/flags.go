@@ -37,6 +37,9 @@ func flagsFor(r *results.Record) []results.Flag {
 				rs.ClientCPUPct, capacity))
 		}
 	}
+	if f, ok := machineBusyFlag(rs); ok {
+		flags = append(flags, f)
+	}
 	if res != nil {
 		c := res.Counts
 		flags = append(flags, accountingFlags(res)...)
@@ -71,6 +74,9 @@ func flagsFor(r *results.Record) []results.Flag {
 	if r.Network.Path == "loopback" {
 		flags = append(flags, results.NewFlag(results.FlagLoopback, "no emulating router on the path (not root)"))
 	}
+	if r.Network.Path == PathHostNetwork {
+		flags = append(flags, results.NewFlag(results.FlagHostNetwork, "an external broker (--url) reached over the host network, no emulating router on the path"))
+	}
 	return flags
 }
 
@@ -81,6 +87,9 @@ func progressLine(r *results.Record) string {
 		return head + ": FAILED: " + r.Error
 	}
 	res := r.Result
+	if r.Interrupted() {
+		head += ": INTERRUPTED (not a result)"
+	}
 	s := fmt.Sprintf("%s: pub %.1f msg/s, sub %.1f msg/s, latency mean %.2f ms p99 %.2f ms, lost %d dup %d",
 		head, res.PubTput, res.SubTput, res.Latency.MeanMs, res.Latency.P99Ms, res.Counts.Lost, res.Counts.Duplicated)
 	if t := r.Throughput; t != nil && (r.Settings.Capacity || r.Factors.Filtered()) {

@@ -116,30 +116,28 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if o.MaxReps > 0 {
 		p.MaxReps = o.MaxReps
 	}
-	for _, b := range p.Brokers {
-		if _, err := reg.Get(b); err != nil {
-			return p, err
-		}
+	if problems := checkNames(s, o, p.Brokers, p.Networks); len(problems) > 0 {
+		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	for name, u := range o.URLs {
 		if _, err := reg.Get(name); err != nil {
-			return p, fmt.Errorf("--url %s=%s: %w", name, u, err)
+			return p, fmt.Errorf("--url %s=%s: %w", name, broker.Redact(u), err)
 		}
 		ext, err := broker.NewExternal(name, u)
 		if err != nil {
 			return p, err
 		}
 		if o.BrokerPID == 0 { // through the lab, it is checked once the link is up
-			if err := ext.CheckReachable(context.Background()); err != nil {
+			if err := ext.CheckLogin(context.Background()); err != nil {
 				return p, err
 			}
 		}
 		if o.BrokerPID == 0 {
 			if open, detail, err := reg.OpenAccess(context.Background(), ext); err == nil && open {
-				p.Notes = append(p.Notes, fmt.Sprintf("WARNING: %s at %s lets clients in without credentials (%s): anyone who can reach it can publish and subscribe", name, u, detail))
+				p.Notes = append(p.Notes, fmt.Sprintf("WARNING: %s at %s lets clients in without credentials (%s): anyone who can reach it can publish and subscribe", name, broker.Redact(u), detail))
 			}
 		} else if !ext.HasCredentials() {
-			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, u))
+			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, broker.Redact(u)))
 		}
 	}
 	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName, BrokerPID: o.BrokerPID}); err != nil {
@@ -206,6 +204,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			}
 		}
 	}
+	problems = append(problems, checkLimits(p, o)...)
 	if len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
@@ -220,7 +219,10 @@ type Summary struct {
 	Bundle  string
 	Records []results.Record
 	Failed  int
-	Wall    time.Duration
+	// Interrupted counts records of cases cut short by the interruption
+	// (neither results nor failures).
+	Interrupted int
+	Wall        time.Duration
 }
 
 // Run executes a plan. It returns an error only when the run could not go
@@ -236,6 +238,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	removeLeftovers(log)
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
@@ -245,6 +248,9 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0 || p.inMemoryOnly(o), o.BrokerPID, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
+		}
+		if p.inMemoryOnly(o) {
+			nw.external = false // in memory: no broker at all, external or not (the path is loopback)
 		}
 		for _, bName := range p.Brokers {
 			err := lr.runBroker(ctx, nw, bName)
@@ -302,6 +308,9 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 			return err
 		}
 		rec := s.runCase(ctx, c, rep)
+		if rec == nil { // interrupted before anything was measured
+			return context.Cause(ctx)
+		}
 		rec.Machine, rec.Order = thisMachine(), order
 		if revived.Name != "" {
 			rec.Flags = append(rec.Flags, revived)
@@ -360,6 +369,8 @@ func (lr *labRun) record(rec *results.Record, network string) error {
 	lr.sum.Records = append(lr.sum.Records, *rec)
 	if rec.Error != "" {
 		lr.sum.Failed++
+	} else if rec.Interrupted() {
+		lr.sum.Interrupted++
 	}
 	now := time.Now()
 	lr.pr.ran(network, now)
@@ -415,7 +426,9 @@ func warmUp(ctx context.Context, o Options, drv driver.Driver, p Plan, bName, ru
 		}
 		start := time.Now()
 		_, err := load.Run(ctx, load.Config{Case: c, Prefix: prefix, Driver: drv, Seed: o.Seed})
-		_ = drv.Purge(context.Background(), prefix)
+		pctx, cancel := cleanupContext(ctx)
+		_ = drv.Purge(pctx, prefix)
+		cancel()
 		if err != nil {
 			fmt.Fprintf(o.Log, "warm-up run (case %s, not recorded) failed: %v\n", c.ID, err)
 			return
@@ -469,6 +482,7 @@ func resourcesOf(s map[string][]metrics.ProcSample, from, to, interval float64) 
 		ClientCPUPct: metrics.MeanCPU(inWindow(s["client"])), ClientPeakRSS: metrics.PeakRSS(s["client"]),
 		BrokerCPUPct: metrics.MeanCPU(inWindow(s["broker"])), BrokerPeakRSS: metrics.PeakRSS(s["broker"]),
 		Cores: metrics.Cores(), ClientSamples: s["client"], BrokerSamples: s["broker"],
+		MachineCPUPct: metrics.MeanCPU(inWindow(s["machine"])),
 	}
 }
 

@@ -24,6 +24,9 @@ type network struct {
 	backend netem.Backend
 	host    broker.Host
 	verify  *netem.Verification
+	// external: an external broker (--url) over the host network, by
+	// choice, not for want of root.
+	external bool
 }
 
 // verifyDuration is how long a shaped profile is probed before its cases.
@@ -40,7 +43,7 @@ func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, br
 	nw := &network{profile: p}
 	if hostNetwork && !p.Shaped() {
 		fmt.Fprintf(log, "note: external or in-memory broker: running %s over the host network\n", name)
-		nw.host = broker.LoopbackHost{}
+		nw.host, nw.external = broker.LoopbackHost{}, true
 		return nw, nil
 	}
 	if err := netem.Supported(); err != nil {
@@ -103,6 +106,9 @@ func (nw *network) record() results.Network {
 	r := results.Network{Profile: nw.profile.Name, Spec: &spec, Verify: nw.verify}
 	if nw.lab == nil {
 		r.Path = "loopback"
+		if nw.external {
+			r.Path = PathHostNetwork
+		}
 		return r
 	}
 	r.Path, r.Backend = "namespaces", string(nw.backend)

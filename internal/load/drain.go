@@ -106,7 +106,13 @@ func (r *run) drain(ctx context.Context, start, windowEnd time.Time, expected in
 		d.Ended = DrainBound
 	}
 	d.S, d.StallS = time.Since(windowEnd).Seconds(), stall.Seconds()
-	r.askHeld(ctx)
+	if ctx.Err() != nil {
+		// Interrupted: the run ends now, and its record is marked
+		// interrupted; nothing is asked of the broker.
+		r.acct.HeldError = "not asked: the run was interrupted"
+	} else {
+		r.askHeld(ctx)
+	}
 	return d.Ended == DrainComplete
 }
 

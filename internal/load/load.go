@@ -148,6 +148,10 @@ type Result struct {
 	ClientOutages      int `json:"client_outages,omitempty"`
 	UnexplainedOutages int `json:"unexplained_outages,omitempty"`
 
+	// Interrupted: the run was cut short (SIGINT/SIGTERM); the numbers
+	// cover only what was measured and are not a result of the case.
+	Interrupted *Interruption `json:"interrupted,omitempty"`
+
 	Histogram *metrics.Histogram `json:"-"`
 }
 
@@ -177,17 +181,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		err = cfg.Connected()
 	}
 	if err != nil {
-		r.closeAll(r.cfg.AbortAtEnd)
+		r.closeAll(ctx, r.cfg.AbortAtEnd)
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		return nil, err
 	}
+	iw := watchInterrupt(ctx)
 	res := r.measure(ctx)
+	res.Interrupted = iw.of(r)
 	res.Connect = res.Start.Sub(connectStart).Seconds()
 	closeStart := time.Now()
 	// Disconnect only: durable subscriptions stay on the broker, and the
 	// caller's Purge of the case prefix removes them all at once (one stream
 	// or address delete instead of a request per subscriber over the link).
-	res.Unclosed = r.closeAll(cfg.AbortAtEnd)
-	res.Aborted = cfg.AbortAtEnd
+	abort := cfg.AbortAtEnd || res.Interrupted != nil // nothing more is measured: drop
+	res.Unclosed = r.closeAll(ctx, abort)
+	res.Aborted = abort
 	res.CloseS = time.Since(closeStart).Seconds()
 	return res, nil
 }
@@ -269,15 +279,32 @@ func (r *run) connect(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.ConnectParallel)
 	for _, s := range r.subs {
-		g.Go(func() error { return r.subscribe(gctx, s) })
+		if gctx.Err() != nil { // cancelled or failed: launch no more
+			break
+		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
+			return r.subscribe(gctx, s)
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(r.cfg.ConnectParallel)
 	for _, p := range r.pubs {
+		if gctx.Err() != nil {
+			break
+		}
 		g.Go(func() error {
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
 			pub, err := r.cfg.Driver.Publisher(gctx, driver.PubSpec{Case: r.cs, ID: p.id, Topic: p.topic, Window: c.PublishWindow})
 			if err != nil {
 				return fmt.Errorf("publisher %d: %w", p.id, err)
@@ -286,7 +313,10 @@ func (r *run) connect(ctx context.Context) error {
 			return nil
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // subscribe connects subscriber s (again, after a subscriber-disconnect
@@ -435,7 +465,7 @@ const closeBound = 15 * time.Second
 // closeAll disconnects every connection in parallel (durable subscriptions
 // stay), or with abort drops those that can be (driver.Aborter), and
 // returns how many were still closing when closeBound ran out.
-func (r *run) closeAll(abort bool) int {
+func (r *run) closeAll(ctx context.Context, abort bool) int {
 	var pending atomic.Int64
 	done := make(chan struct{})
 	sem := make(chan struct{}, r.cfg.ConnectParallel)
@@ -475,7 +505,7 @@ func (r *run) closeAll(abort bool) int {
 	select {
 	case <-done:
 		return 0
-	case <-time.After(closeBound):
+	case <-time.After(closeBoundFor(ctx)):
 		return int(pending.Load())
 	}
 }

@@ -138,7 +138,7 @@ func (p *ProcSampler) Stop() map[string][]ProcSample {
 }
 
 func (w *procWatch) baseline(now time.Time) {
-	ticks, err := procCPUTicks(w.pid)
+	ticks, err := cpuTicksOf(w.pid)
 	if err != nil {
 		w.gone = true
 		return
@@ -155,12 +155,12 @@ func (w *procWatch) sample(start, now time.Time) {
 	if w.gone {
 		return
 	}
-	ticks, err := procCPUTicks(w.pid)
+	ticks, err := cpuTicksOf(w.pid)
 	if err != nil {
 		w.gone = true
 		return
 	}
-	rss, err := procRSS(w.pid)
+	rss, err := rssOf(w.pid)
 	if err != nil {
 		w.gone = true
 		return

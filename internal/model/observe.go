@@ -155,6 +155,7 @@ const (
 	SkipNoCPU        = "no-broker-cpu"   // demand response without broker CPU samples
 	SkipLowCPU       = "broker-cpu-low"  // below BuildOptions.MinBrokerCPU
 	SkipNotSaturated = "not-saturated"   // capacity response: the broker was not the bottleneck (results.SaturationOf)
+	SkipInterrupted  = "interrupted"     // cut short by SIGINT/SIGTERM: not a result
 )
 
 // FromRecords turns records into observations: received = result.pub_tput,
@@ -181,6 +182,10 @@ func FromRecords(recs []results.Record, filters FilterCount, opt BuildOptions) (
 		skip := func(reason, detail string) { skips = append(skips, Skip{Source: src, Reason: reason, Detail: detail}) }
 		if r.Error != "" || r.Result == nil {
 			skip(SkipFailed, r.Error)
+			continue
+		}
+		if r.Interrupted() {
+			skip(SkipInterrupted, "")
 			continue
 		}
 		if f, ok := results.Flagged(r.Flags, results.FlagClientBound); ok && opt.Response == Capacity {

@@ -85,6 +85,10 @@ type Dataset struct {
 	Quick    int // records from --quick runs
 	RunIDs   []string
 	index    map[GroupKey]*Group
+
+	// Interrupted counts records of interrupted case runs: left out, they
+	// are neither results nor failed repetitions.
+	Interrupted int
 }
 
 // Build aggregates records. It does no I/O.
@@ -131,6 +135,10 @@ func Build(recs []results.Record) *Dataset {
 		}
 		if g.Note == "" {
 			g.Note = r.Note
+		}
+		if r.Interrupted() {
+			d.Interrupted++
+			continue
 		}
 		if r.Error != "" || r.Result == nil {
 			d.Failed++

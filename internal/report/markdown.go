@@ -53,6 +53,10 @@ func (m *mdWriter) header(d *Dataset, sources []string) {
 		d.Records, strings.Join(sources, ", "), d.Failed, strings.Join(d.Suites, ", "),
 		strings.Join(d.Brokers, ", "), strings.Join(d.Networks, ", "), strings.Join(d.RunIDs, ", "))
 	m.p("")
+	if d.Interrupted > 0 {
+		m.p("%d interrupted case run(s) left out (cut short by SIGINT/SIGTERM: neither results nor failed repetitions).", d.Interrupted)
+		m.p("")
+	}
 	if d.Quick > 0 {
 		m.p("**%d of %d records come from --quick runs** (short windows, reduced client counts in the big cases): they check that the pipeline works and are not comparable with the paper.", d.Quick, d.Records)
 		m.p("")

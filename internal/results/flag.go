@@ -36,6 +36,8 @@ const (
 	FlagNoLatency        FlagName = "no-latency"
 	FlagNotSteady        FlagName = "not-steady"
 	FlagSubExceedsPub    FlagName = "sub-exceeds-pub"
+	FlagMachineBusy      FlagName = "machine-busy"
+	FlagHostNetwork      FlagName = "host-network"
 )
 
 // Flag is one reason not to trust a record's numbers as they stand: a

@@ -100,7 +100,7 @@ func SettingsOf(c scenario.Case) Settings {
 // Network is the link a case ran over.
 type Network struct {
 	Profile string              `json:"profile"`          // e.g. "wireline", "wifi-paper"
-	Path    string              `json:"path"`             // "namespaces" (through the emulating router) or "loopback"
+	Path    string              `json:"path"`             // "namespaces" (through the emulating router) or "loopback" (no root) or "host-network" (--url)
 	Backend string              `json:"backend"`          // "none", "netem", "tbf+nftables", or "" on loopback
 	Spec    *netem.Profile      `json:"spec,omitempty"`   // the profile as configured
 	Link    *LinkOver           `json:"link,omitempty"`   // measured over the case: counters, rate, loss
@@ -124,6 +124,12 @@ type Resources struct {
 	Cores         int                  `json:"cores"`
 	ClientSamples []metrics.ProcSample `json:"client_samples,omitempty"`
 	BrokerSamples []metrics.ProcSample `json:"broker_samples,omitempty"`
+
+	// MachineCPUPct is the busy CPU of the whole machine over the window
+	// (/proc/stat) and OtherCPUPct the part outside the run (machine minus
+	// client and broker): another lab, any other process (100 = one core).
+	MachineCPUPct float64 `json:"machine_cpu_pct"`
+	OtherCPUPct   float64 `json:"other_cpu_pct"`
 }
 
 // Versions of everything that produced the record.
@@ -149,4 +155,11 @@ type Phases struct {
 	// ReshapeS is how long putting the link's shaping back after an
 	// unshaped connection set-up took (Settings.ConnectUnshaped).
 	ReshapeS float64 `json:"reshape_s,omitempty"`
+}
+
+// Interrupted reports whether the record's case was cut short by the
+// user's interruption: its numbers cover only what was measured and are
+// neither a result of the case nor a failed repetition.
+func (r *Record) Interrupted() bool {
+	return r.Result != nil && r.Result.Interrupted != nil
 }

@@ -157,4 +157,7 @@ type Suite struct {
 	RandomOrder bool
 	// PerNetwork: `per_network:`, each network's warm-up, window and drain.
 	PerNetwork map[string]Phases
+	// BrokersLine and NetworksLine are the lines of brokers: and networks:
+	// (0: not in the file), for errors about their values.
+	BrokersLine, NetworksLine int
 }

@@ -211,6 +211,7 @@ func (c *Case) validate() []violation {
 	if c.Size < 1 {
 		add("size", "size must be at least 1 byte, got %d", c.Size)
 	}
+	c.validateLimits(add)
 	if c.Window <= 0 {
 		add("window", "window must be positive, got %s", c.Window)
 	}

@@ -99,7 +99,12 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		p.errs = append(p.errs, fmt.Errorf("%s: %s", p.file, strings.TrimPrefix(err.Error(), "yaml: ")))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if line := controlCharLine(data); line > 0 && !strings.HasPrefix(msg, "line ") {
+			p.errorf(line, "%s (is it a scenario file?)", msg)
+			return nil
+		}
+		p.errs = append(p.errs, fmt.Errorf("%s: %s", p.file, msg))
 		return nil
 	}
 	if len(doc.Content) == 0 {
@@ -119,9 +124,9 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 		case "description":
 			p.str(e)
 		case "brokers":
-			s.Brokers = p.strList(e)
+			s.Brokers, s.BrokersLine = p.strList(e), e.line
 		case "networks":
-			s.Networks = p.strList(e)
+			s.Networks, s.NetworksLine = p.strList(e), e.line
 		case "reps":
 			s.Reps = p.int(e)
 			if s.Reps < 1 {
@@ -289,6 +294,7 @@ func (p *parser) resolve(b caseSource, layers [][]entry) (Case, bool) {
 	c.File, c.Line = p.file, b.line
 	c.ID = fmt.Sprintf("%02d", b.index+1)
 	lines := map[string]int{}
+	unset := map[string]bool{} // fields whose value was refused: not validated again
 	before := len(p.errs)
 	for _, layer := range layers {
 		for _, e := range layer {
@@ -298,8 +304,10 @@ func (p *parser) resolve(b caseSource, layers [][]entry) (Case, bool) {
 					line = le.line
 				}
 				p.errorf(line, "%s: %v", e.key, err)
+				unset[e.key] = true
 				continue
 			}
+			delete(unset, e.key)
 			lines[e.key] = e.val.Line
 		}
 	}
@@ -310,6 +318,9 @@ func (p *parser) resolve(b caseSource, layers [][]entry) (Case, bool) {
 		return b.line
 	}
 	for _, v := range c.validate() {
+		if unset[v.field] {
+			continue
+		}
 		line := v.line
 		if line == 0 {
 			line = at(v.field)

@@ -47,7 +47,7 @@ func Descriptor() brokers.Descriptor {
 func newBroker(ctx context.Context, labName string, log io.Writer) (broker.Broker, error) {
 	a := broker.NewArtemis(broker.ArtemisConfig{Instance: Instance(labName)})
 	if !a.Installed() {
-		fmt.Fprintf(log, "installing Artemis %s (first use) ...\n", a.Config().Version)
+		fmt.Fprintln(log, InstallNote(a, labName))
 		if err := a.Install(ctx, log); err != nil {
 			return nil, err
 		}
@@ -156,4 +156,14 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// InstallNote says what installing a just-created Artemis will do:
+// the first use installs the distribution, a new lab name only creates
+// its own instance (the distribution is cached).
+func InstallNote(a *broker.Artemis, labName string) string {
+	if a.HomeInstalled() {
+		return fmt.Sprintf("creating the Artemis %s instance of lab %s (pslab clean removes it once unused) ...", a.Config().Version, labName)
+	}
+	return fmt.Sprintf("installing Artemis %s (first use) ...", a.Config().Version)
 }
