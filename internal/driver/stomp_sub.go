@@ -251,7 +251,10 @@ func (s *stompSub) stopTimer() {
 // Close implements Subscriber. AUTO and DUPS_OK send their pending ACK
 // first; CLIENT does not (the application did not acknowledge), so Artemis
 // redelivers those messages to the durable subscription's next consumer.
-// While the broker is unreachable it stops reconnecting and returns at once.
+// Then UNSUBSCRIBE without the durable name (the consumer closes; a durable
+// subscription's queue stays, a non-durable one's temporary queue goes) and
+// DISCONNECT (stomp_close.go says why in this order). While the broker is
+// unreachable it stops reconnecting and returns at once.
 func (s *stompSub) Close() error {
 	s.mu.Lock()
 	s.closing = true
@@ -270,7 +273,12 @@ func (s *stompSub) Close() error {
 			return err
 		}
 	}
-	return s.link.close(10 * time.Second)
+	return s.link.close(10*time.Second, func(ctx context.Context, c *stompConn) error {
+		if err := c.unsubscribe(ctx, "0"); err != nil {
+			return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
+		}
+		return nil
+	})
 }
 
 // Abort implements Aborter: no more deliveries, no last ack, no DISCONNECT.
@@ -288,9 +296,9 @@ func (s *stompSub) Abort() {
 // gives up (the durable subscription stays; Purge removes it).
 func (s *stompSub) Unsubscribe() error {
 	s.stopTimer()
-	f := frame.New(frame.UNSUBSCRIBE, frame.Id, "0")
+	var durable []string
 	if s.durable {
-		f.Header.Add("durable-subscription-name", stompDurableName(s.spec))
+		durable = []string{"durable-subscription-name", stompDurableName(s.spec)}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
 	defer cancel()
@@ -301,9 +309,9 @@ func (s *stompSub) Unsubscribe() error {
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.request(ctx, f, "unsubscribed"); err != nil {
+	if err := c.unsubscribe(ctx, "0", durable...); err != nil {
 		s.link.abort()
 		return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
 	}
-	return s.link.close(10 * time.Second)
+	return s.link.close(10*time.Second, nil)
 }
