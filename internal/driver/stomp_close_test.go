@@ -13,17 +13,15 @@ import (
 	"pslab/internal/scenario"
 )
 
-// TestCloseOrder: a subscriber's Close sends UNSUBSCRIBE (confirmed, with
-// no durable name, so a durable subscription stays) and then DISCONNECT
-// without a receipt, and returns once the broker has closed the stream:
-// the order that cannot deadlock Artemis 2.44 (stomp_close.go).
+// TestCloseOrder: a non-durable subscriber's Close sends UNSUBSCRIBE
+// (confirmed) and then DISCONNECT without a receipt, and returns once the
+// broker has closed the stream: the order that cannot deadlock Artemis
+// 2.44 (stomp_close.go).
 func TestCloseOrder(t *testing.T) {
 	s := newFakeSTOMP(t, false)
 	d, _ := NewSTOMP(s.endpoint())
-	f := baseFactors()
-	f.Subscription = scenario.Durable
-	sub, err := d.Subscriber(context.Background(), SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: f},
-		ClientID: "pslab-t-c1", DurableName: "d1"}, func(Delivery) {})
+	sub, err := d.Subscriber(context.Background(), SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}},
+		func(Delivery) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,10 +47,33 @@ func TestCloseOrder(t *testing.T) {
 	if unsub.Header.Get(frame.Id) != "0" || unsub.Header.Get(frame.Receipt) == "" {
 		t.Errorf("UNSUBSCRIBE headers %v: want id 0 and a receipt", unsub.Header)
 	}
-	if _, ok := unsub.Header.Contains("durable-subscription-name"); ok {
-		t.Error("Close's UNSUBSCRIBE names the durable subscription: it would delete it")
-	}
 	if _, ok := disc.Header.Contains(frame.Receipt); ok {
+		t.Error("DISCONNECT asks for a receipt (ARTEMIS-5874)")
+	}
+}
+
+// TestCloseDurableKeepsSubscription: a durable subscriber's Close sends
+// no UNSUBSCRIBE (the subscription stays, and Artemis marks what it
+// returns as redelivered), only DISCONNECT without a receipt.
+func TestCloseDurableKeepsSubscription(t *testing.T) {
+	s := newFakeSTOMP(t, false)
+	d, _ := NewSTOMP(s.endpoint())
+	f := baseFactors()
+	f.Subscription = scenario.Durable
+	sub, err := d.Subscriber(context.Background(), SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: f},
+		ClientID: "pslab-t-c1", DurableName: "d1"}, func(Delivery) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.nextOf(frame.SUBSCRIBE)
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fr := s.next()
+	if fr.Command != frame.DISCONNECT {
+		t.Fatalf("first frame on a durable Close: %s, want DISCONNECT", fr.Command)
+	}
+	if _, ok := fr.Header.Contains(frame.Receipt); ok {
 		t.Error("DISCONNECT asks for a receipt (ARTEMIS-5874)")
 	}
 }

@@ -251,10 +251,13 @@ func (s *stompSub) stopTimer() {
 // Close implements Subscriber. AUTO and DUPS_OK send their pending ACK
 // first; CLIENT does not (the application did not acknowledge), so Artemis
 // redelivers those messages to the durable subscription's next consumer.
-// Then UNSUBSCRIBE without the durable name (the consumer closes; a durable
-// subscription's queue stays, a non-durable one's temporary queue goes) and
-// DISCONNECT (stomp_close.go says why in this order). While the broker is
-// unreachable it stops reconnecting and returns at once.
+// Then a non-durable subscriber UNSUBSCRIBEs (its consumer and temporary
+// queue go, confirmed, before the connection ends) and every subscriber
+// sends DISCONNECT (stomp_close.go says why in this order). A durable one
+// does not UNSUBSCRIBE: closing its consumer that way would return the
+// unacknowledged messages without Artemis' redelivered mark, which a
+// session's end sets on the first of them (docs/artemis.md). While the
+// broker is unreachable Close stops reconnecting and returns at once.
 func (s *stompSub) Close() error {
 	s.mu.Lock()
 	s.closing = true
@@ -273,12 +276,16 @@ func (s *stompSub) Close() error {
 			return err
 		}
 	}
-	return s.link.close(10*time.Second, func(ctx context.Context, c *stompConn) error {
-		if err := c.unsubscribe(ctx, "0"); err != nil {
-			return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
+	var farewell func(context.Context, *stompConn) error
+	if !s.durable {
+		farewell = func(ctx context.Context, c *stompConn) error {
+			if err := c.unsubscribe(ctx, "0"); err != nil {
+				return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
+			}
+			return nil
 		}
-		return nil
-	})
+	}
+	return s.link.close(10*time.Second, farewell)
 }
 
 // Abort implements Aborter: no more deliveries, no last ack, no DISCONNECT.
