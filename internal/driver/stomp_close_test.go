@@ -56,16 +56,7 @@ func TestCloseOrder(t *testing.T) {
 // no UNSUBSCRIBE (the subscription stays, and Artemis marks what it
 // returns as redelivered), only DISCONNECT without a receipt.
 func TestCloseDurableKeepsSubscription(t *testing.T) {
-	s := newFakeSTOMP(t, false)
-	d, _ := NewSTOMP(s.endpoint())
-	f := baseFactors()
-	f.Subscription = scenario.Durable
-	sub, err := d.Subscriber(context.Background(), SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: f},
-		ClientID: "pslab-t-c1", DurableName: "d1"}, func(Delivery) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.nextOf(frame.SUBSCRIBE)
+	s, sub := durableOnFake(t)
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +69,9 @@ func TestCloseDurableKeepsSubscription(t *testing.T) {
 	}
 }
 
-// TestUnsubscribeNamesDurable: Unsubscribe deletes the durable
-// subscription (its UNSUBSCRIBE carries the name) and its DISCONNECT has
-// no receipt either.
-func TestUnsubscribeNamesDurable(t *testing.T) {
+// durableOnFake is a subscribed durable subscriber on a fake broker.
+func durableOnFake(t *testing.T) (*fakeSTOMP, Subscriber) {
+	t.Helper()
 	s := newFakeSTOMP(t, false)
 	d, _ := NewSTOMP(s.endpoint())
 	f := baseFactors()
@@ -92,6 +82,14 @@ func TestUnsubscribeNamesDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.nextOf(frame.SUBSCRIBE)
+	return s, sub
+}
+
+// TestUnsubscribeNamesDurable: Unsubscribe deletes the durable
+// subscription (its UNSUBSCRIBE carries the name) and its DISCONNECT has
+// no receipt either.
+func TestUnsubscribeNamesDurable(t *testing.T) {
+	s, sub := durableOnFake(t)
 	if err := sub.Unsubscribe(); err != nil {
 		t.Fatal(err)
 	}
