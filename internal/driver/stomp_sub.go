@@ -302,6 +302,14 @@ func (s *stompSub) Abort() {
 // broker is unreachable it waits up to closeBound for the connection, then
 // gives up (the durable subscription stays; Purge removes it).
 func (s *stompSub) Unsubscribe() error {
+	// No delivery and no ACK after this point: an ACK written after the
+	// UNSUBSCRIBE names a consumer the broker has closed, and Artemis
+	// answers it with an ERROR (AMQ339018), which tears the connection
+	// down (stomp_close.go).
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.inflight.Wait()
 	s.stopTimer()
 	var durable []string
 	if s.durable {
