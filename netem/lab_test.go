@@ -23,9 +23,13 @@ import (
 // pslab's default so a lab someone left up is not disturbed.
 const testPrefix = "pslabtest"
 
-// requireRoot skips a test that needs to create namespaces.
+// requireRoot skips a test that needs to create namespaces (and every
+// such test in -short mode, the hermetic first pass of scripts/test.sh).
 func requireRoot(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("link emulation test (root, network namespaces) skipped in -short mode")
+	}
 	if err := Supported(); err != nil {
 		t.Skipf("skipping: link emulation tests need root and network namespaces: %v", err)
 	}
@@ -378,8 +382,8 @@ func TestVerifyRefusesAnotherProfile(t *testing.T) {
 }
 
 func TestKernelBackendMatchesProbe(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: probes in a network namespace")
+	if os.Geteuid() != 0 || testing.Short() {
+		t.Skip("needs root: probes in a network namespace (skipped in -short mode too)")
 	}
 	b, err := KernelBackend()
 	if err != nil {

@@ -52,6 +52,9 @@ func (h nsHost) DialContext(ctx context.Context, network, addr string) (c net.Co
 
 func newTestNS(t *testing.T) netns.NsHandle {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (root, a network namespace) skipped in -short mode")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a network namespace")
 	}

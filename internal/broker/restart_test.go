@@ -37,6 +37,9 @@ func jsConnect(t *testing.T, ep driver.Endpoint) (*nats.Conn, jetstream.JetStrea
 // A killed NATS comes back on the same address with the same password and
 // its JetStream file store: streams and their messages survive.
 func TestNATSKillRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (a nats-server child) skipped in -short mode")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n := NewNATS(NATSConfig{StoreDir: t.TempDir()})

@@ -14,6 +14,9 @@ import (
 // and the driver for it.
 func startRestartableNATS(t *testing.T) (*broker.NATS, driver.Driver) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (a nats-server child) skipped in -short mode")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b := broker.NewNATS(broker.NATSConfig{StoreDir: t.TempDir()})

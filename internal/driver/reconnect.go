@@ -15,7 +15,7 @@ const (
 )
 
 // closeBound bounds how long Close or Unsubscribe waits on a connection
-// that is down (a DISCONNECT receipt, a consumer deletion).
+// that is down (the broker closing after DISCONNECT, a consumer deletion).
 const closeBound = 3 * time.Second
 
 // connLog records what one client connection went through. Safe for

@@ -168,7 +168,7 @@ func (d *stompDriver) Close() error {
 	if d.admin == nil {
 		return nil
 	}
-	err := d.admin.conn.close(5 * time.Second)
+	err := d.admin.close(5 * time.Second)
 	d.admin = nil
 	return err
 }

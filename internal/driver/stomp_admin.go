@@ -53,6 +53,22 @@ func dialAdmin(ctx context.Context, ep Endpoint) (*stompAdmin, error) {
 	return a, nil
 }
 
+// close ends the admin connection: UNSUBSCRIBE from the reply address,
+// then DISCONNECT (stomp_close.go), within wait.
+func (a *stompAdmin) close(wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	if a.conn.failure() == nil {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := a.conn.unsubscribe(ctx, "admin")
+		cancel()
+		if err != nil {
+			a.conn.abort()
+			return fmt.Errorf("artemis management: unsubscribe from %s: %w", a.replyTo, err)
+		}
+	}
+	return a.conn.closeBy(deadline)
+}
+
 // invoke calls operation op on the broker resource with params and returns
 // the JSON result (the first element of the reply array).
 func (a *stompAdmin) invoke(ctx context.Context, op string, params ...any) (json.RawMessage, error) {
@@ -145,48 +161,13 @@ func withPrefix(all []string, prefix string) []string {
 	return out
 }
 
-// purge destroys the queues (durable subscriptions, consumers removed) and
-// then the addresses whose names start with prefix.
-func (a *stompAdmin) purge(ctx context.Context, prefix string) error {
-	queues, err := a.names(ctx, "getQueueNames", prefix)
-	if err != nil {
-		return err
-	}
-	for _, q := range queues {
-		if _, err := a.invoke(ctx, "destroyQueue", q, true); err != nil && !isNotExist(err) {
-			return err
-		}
-	}
-	addrs, err := a.names(ctx, "getAddressNames", prefix)
-	if err != nil {
-		return err
-	}
-	for _, ad := range addrs {
-		if ad == a.replyTo {
-			continue // our own reply address
-		}
-		if _, err := a.invoke(ctx, "deleteAddress", ad, true); err != nil && !isNotExist(err) {
-			return err
-		}
-	}
-	return nil
-}
-
-// isNotExist: the queue or address went away on its own meanwhile (a
-// temporary queue whose subscriber just disconnected).
-func isNotExist(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "AMQ229017") || strings.Contains(s, "AMQ229203") ||
-		strings.Contains(strings.ToLower(s), "does not exist")
-}
-
 // withAdmin runs fn with the driver's admin connection, dialing it first
 // if needed and dropping it when it failed.
 func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.admin != nil && d.admin.conn.failure() != nil { // e.g. the broker restarted
-		d.admin.conn.close(0)
+		d.admin.close(0)
 		d.admin = nil
 	}
 	if d.admin == nil {
@@ -200,7 +181,7 @@ func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error)
 	// A broken connection, or one the broker stopped answering on: the
 	// next call dials a fresh one.
 	if err != nil && (d.admin.conn.failure() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		d.admin.conn.close(time.Second)
+		d.admin.close(time.Second)
 		d.admin = nil
 	}
 	return err

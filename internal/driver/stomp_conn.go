@@ -185,6 +185,7 @@ func isSecurityError(e *stompError) bool {
 
 func (c *stompConn) readLoop(r *frame.Reader) {
 	defer close(c.readDone)
+	defer c.nc.Close()
 	for {
 		f, err := r.Read()
 		if err != nil {
@@ -209,7 +210,7 @@ func (c *stompConn) readLoop(r *frame.Reader) {
 				cb(nil)
 			}
 		case frame.ERROR:
-			c.fail(&stompError{msg: f.Header.Get(frame.Message), body: string(f.Body)})
+			c.brokerError(r, &stompError{msg: f.Header.Get(frame.Message), body: string(f.Body)})
 			return
 		}
 	}
@@ -218,10 +219,18 @@ func (c *stompConn) readLoop(r *frame.Reader) {
 // fail records the first error, wakes every receipt waiter and closes the
 // socket.
 func (c *stompConn) fail(err error) {
+	if c.failKeepOpen(err) {
+		c.nc.Close()
+	}
+}
+
+// failKeepOpen is fail without closing the socket. It reports whether err
+// was the first error.
+func (c *stompConn) failKeepOpen(err error) bool {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	c.err = err
 	cbs := c.receipts
@@ -231,7 +240,7 @@ func (c *stompConn) fail(err error) {
 	for _, cb := range cbs {
 		cb(err)
 	}
-	c.nc.Close()
+	return true
 }
 
 // failure returns the connection's error, nil while it is healthy.
@@ -337,52 +346,6 @@ func (c *stompConn) request(ctx context.Context, f *frame.Frame, id string) erro
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for %s receipt from %s: %w", f.Command, c.addr, ctx.Err())
 	}
-}
-
-// close sends DISCONNECT (waiting up to wait for its receipt, which the
-// broker sends after everything before it is done) and closes the socket.
-// It returns the connection's earlier failure, if any.
-func (c *stompConn) close(wait time.Duration) error {
-	prior := c.failure()
-	if prior == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		err := c.request(ctx, frame.New(frame.DISCONNECT), "disconnect")
-		cancel()
-		if err != nil && c.failure() == nil {
-			prior = fmt.Errorf("STOMP disconnect from %s: %w", c.addr, err)
-		}
-	}
-	c.wmu.Lock()
-	c.closed = true
-	c.wmu.Unlock()
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = errors.New("STOMP connection closed")
-		close(c.done)
-	}
-	c.mu.Unlock()
-	c.nc.Close()
-	c.waitReader()
-	return prior
-}
-
-// waitReader waits (boundedly) until no handler runs any more, so that no
-// delivery happens after Close returns.
-func (c *stompConn) waitReader() {
-	select {
-	case <-c.readDone:
-	case <-time.After(10 * time.Second):
-	}
-}
-
-// abort closes the socket without DISCONNECT, like a crashed client.
-func (c *stompConn) abort() {
-	resetOnClose(c.nc)
-	c.wmu.Lock()
-	c.closed = true
-	c.wmu.Unlock()
-	c.fail(errors.New("STOMP connection aborted"))
-	c.waitReader()
 }
 
 // CheckSTOMP logs in to the STOMP broker at ep and disconnects. It returns

@@ -13,10 +13,13 @@ import (
 // the client logic: it records every frame after CONNECT and answers
 // receipts only when the test releases them (hold) or at once.
 type fakeSTOMP struct {
-	t      *testing.T
-	ln     net.Listener
-	hold   bool
-	frames chan *frame.Frame // every frame the client sent after CONNECT
+	t    *testing.T
+	ln   net.Listener
+	hold bool
+	// keepOpen: after DISCONNECT the server does not close the connection
+	// (a broker that never answers it).
+	keepOpen bool
+	frames   chan *frame.Frame // every frame the client sent after CONNECT
 
 	mu        sync.Mutex
 	conn      net.Conn
@@ -87,6 +90,15 @@ func (s *fakeSTOMP) handle(c net.Conn) {
 			continue
 		}
 		s.frames <- f
+		if f.Command == frame.DISCONNECT {
+			// As Artemis: a receipt if asked for, then the broker closes.
+			if id, ok := f.Header.Contains(frame.Receipt); ok {
+				s.write(frame.New(frame.RECEIPT, frame.ReceiptId, id))
+			}
+			if !s.keepOpen {
+				return
+			}
+		}
 		if id, ok := f.Header.Contains(frame.Receipt); ok {
 			s.mu.Lock()
 			if s.hold && f.Command == frame.SEND {

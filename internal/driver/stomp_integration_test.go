@@ -447,6 +447,37 @@ func TestArtemisSTOMP(t *testing.T) {
 		sub.Close()
 	})
 
+	// The purge never removes a consumer by force (that ERROR frame can
+	// deadlock Artemis 2.44, stomp_close.go): while a subscriber is
+	// connected it refuses, the subscriber keeps receiving, and once it
+	// has closed the purge goes through.
+	t.Run("PurgeWaitsForConsumers", func(t *testing.T) {
+		e := newEnv(t, d, base)
+		s, q := e.durableSpec(scenario.AckAuto, 0, 0)
+		c := &collector{}
+		sub := e.sub(s, c)
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := d.Purge(pctx, e.cs.Prefix)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "still in use") {
+			t.Fatalf("purge with a consumer connected: %v, want a refusal", err)
+		}
+		t.Logf("as a user sees it: %v", err)
+		e.publish(s.Case, 16, []string{"after"}, nil)
+		if got := c.waitBody(t, "after"); bodies(got) != "after" {
+			t.Errorf("the subscriber got %s after the refused purge, want after", bodies(got))
+		}
+		if err := sub.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Purge(ctx, e.cs.Prefix); err != nil {
+			t.Fatalf("purge after Close: %v", err)
+		}
+		if qs, err := driver.STOMPQueueNames(ctx, d, q); err != nil || len(qs) != 0 {
+			t.Fatalf("queues after purge: %v, %v", qs, err)
+		}
+	})
+
 	// Last: restarts the broker.
 	t.Run("PersistentSurvivesRestart", func(t *testing.T) {
 		e := newEnv(t, d, base)

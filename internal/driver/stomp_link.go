@@ -168,10 +168,14 @@ func (l *stompLink) current() *stompConn {
 	return l.cur
 }
 
-// close stops reconnecting and closes the current connection (DISCONNECT,
-// waiting up to wait for its receipt). While the link is down it returns
-// at once (bounded by closeBound for a dial in progress).
-func (l *stompLink) close(wait time.Duration) error {
+// close stops reconnecting and closes the current connection gracefully
+// (stompConn.close), within wait. farewell, if not nil, runs first on that
+// connection (a subscriber's UNSUBSCRIBE), with a context ending at the
+// same bound; when it fails the connection is dropped instead. While the
+// link is down close returns at once (bounded by closeBound for a dial in
+// progress).
+func (l *stompLink) close(wait time.Duration, farewell func(context.Context, *stompConn) error) error {
+	deadline := time.Now().Add(wait)
 	l.mu.Lock()
 	select {
 	case <-l.stop:
@@ -193,7 +197,16 @@ func (l *stompLink) close(wait time.Duration) error {
 		c.abort()
 		return nil
 	}
-	return c.close(wait)
+	if farewell != nil {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := farewell(ctx, c)
+		cancel()
+		if err != nil {
+			c.abort()
+			return err
+		}
+	}
+	return c.closeBy(deadline)
 }
 
 // abort drops the current connection without DISCONNECT and stops

@@ -259,11 +259,12 @@ func (p *stompPub) flushOn(ctx context.Context, c *stompConn) error {
 	return p.waitConfirmed(ctx, c, p.sent)
 }
 
-// Close implements Publisher: DISCONNECT (its receipt confirms everything
-// sent before) and close the socket. While the broker is unreachable it
-// stops reconnecting and returns at once.
+// Close implements Publisher: DISCONNECT (without a receipt: Flush has
+// confirmed what was sent; stomp_close.go) and, once the broker has closed
+// the connection, the socket. While the broker is unreachable it stops
+// reconnecting and returns at once.
 func (p *stompPub) Close() error {
-	return p.link.close(10 * time.Second)
+	return p.link.close(10*time.Second, nil)
 }
 
 // Abort implements Aborter.

@@ -100,10 +100,6 @@ func TestSubscriberResubscribes(t *testing.T) {
 		t.Errorf("CONNECT client-ids %v, want the same twice", ids)
 	}
 	t.Logf("outage %v", st.Outages[0].Restored.Sub(st.Outages[0].Lost))
-	go func() {
-		fr := s.nextOf(frame.DISCONNECT)
-		s.write(frame.New(frame.RECEIPT, frame.ReceiptId, fr.Header.Get(frame.Receipt)))
-	}()
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,13 @@ func (s *stompSub) stopTimer() {
 // Close implements Subscriber. AUTO and DUPS_OK send their pending ACK
 // first; CLIENT does not (the application did not acknowledge), so Artemis
 // redelivers those messages to the durable subscription's next consumer.
-// While the broker is unreachable it stops reconnecting and returns at once.
+// Then a non-durable subscriber UNSUBSCRIBEs (its consumer and temporary
+// queue go, confirmed, before the connection ends) and every subscriber
+// sends DISCONNECT (stomp_close.go says why in this order). A durable one
+// does not UNSUBSCRIBE: closing its consumer that way would return the
+// unacknowledged messages without Artemis' redelivered mark, which a
+// session's end sets on the first of them (docs/artemis.md). While the
+// broker is unreachable Close stops reconnecting and returns at once.
 func (s *stompSub) Close() error {
 	s.mu.Lock()
 	s.closing = true
@@ -270,7 +276,16 @@ func (s *stompSub) Close() error {
 			return err
 		}
 	}
-	return s.link.close(10 * time.Second)
+	var farewell func(context.Context, *stompConn) error
+	if !s.durable {
+		farewell = func(ctx context.Context, c *stompConn) error {
+			if err := c.unsubscribe(ctx, "0"); err != nil {
+				return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
+			}
+			return nil
+		}
+	}
+	return s.link.close(10*time.Second, farewell)
 }
 
 // Abort implements Aborter: no more deliveries, no last ack, no DISCONNECT.
@@ -287,10 +302,18 @@ func (s *stompSub) Abort() {
 // broker is unreachable it waits up to closeBound for the connection, then
 // gives up (the durable subscription stays; Purge removes it).
 func (s *stompSub) Unsubscribe() error {
+	// No delivery and no ACK after this point: an ACK written after the
+	// UNSUBSCRIBE names a consumer the broker has closed, and Artemis
+	// answers it with an ERROR (AMQ339018), which tears the connection
+	// down (stomp_close.go).
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.inflight.Wait()
 	s.stopTimer()
-	f := frame.New(frame.UNSUBSCRIBE, frame.Id, "0")
+	var durable []string
 	if s.durable {
-		f.Header.Add("durable-subscription-name", stompDurableName(s.spec))
+		durable = []string{"durable-subscription-name", stompDurableName(s.spec)}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
 	defer cancel()
@@ -301,9 +324,9 @@ func (s *stompSub) Unsubscribe() error {
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.request(ctx, f, "unsubscribed"); err != nil {
+	if err := c.unsubscribe(ctx, "0", durable...); err != nil {
 		s.link.abort()
 		return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
 	}
-	return s.link.close(10 * time.Second)
+	return s.link.close(10*time.Second, nil)
 }

@@ -25,6 +25,9 @@ import (
 // restarted before the next case, which is flagged; a live one is left
 // alone.
 func TestReviveBrokerRestartsADeadBroker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (a nats-server child) skipped in -short mode")
+	}
 	n := broker.NewNATS(broker.NATSConfig{})
 	ep, err := n.Start(context.Background(), broker.LoopbackHost{})
 	require.NoError(t, err)

@@ -26,6 +26,8 @@ type inFlight struct {
 	arrived atomic.Int64
 	stalls  atomic.Int64
 	peak    atomic.Int64 // most deliveries pending right after an admission
+	// stallAfter is StallAfter (tests shorten or lengthen it).
+	stallAfter time.Duration
 }
 
 // newInFlight returns nil (no bound) when bound is 0.
@@ -33,7 +35,7 @@ func newInFlight(bound int, subs []*subState, topics, values int) *inFlight {
 	if bound <= 0 {
 		return nil
 	}
-	f := &inFlight{bound: int64(bound), fanout: make([][]int64, topics)}
+	f := &inFlight{bound: int64(bound), fanout: make([][]int64, topics), stallAfter: StallAfter}
 	for t := range f.fanout {
 		f.fanout[t] = make([]int64, max(values, 1))
 		for v := range f.fanout[t] {
@@ -67,7 +69,7 @@ func (f *inFlight) admit(ctx context.Context, stop *atomic.Bool, topic, value in
 		}
 		if arrived != last {
 			last, since = arrived, time.Now()
-		} else if time.Since(since) >= StallAfter {
+		} else if time.Since(since) >= f.stallAfter {
 			f.stalls.Add(1)
 			break
 		}

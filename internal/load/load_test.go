@@ -18,6 +18,9 @@ func TestMain(m *testing.M) { broker.RunTests(m) }
 // startNATS starts the embedded nats-server child on loopback.
 func startNATS(t *testing.T) *driver.NATS {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (a nats-server child) skipped in -short mode")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b := broker.NewNATS(broker.NATSConfig{StoreDir: t.TempDir()})
