@@ -20,6 +20,7 @@ import (
 
 	"pslab/internal/audit"
 	"pslab/internal/broker"
+	"pslab/internal/cpuset"
 	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/metrics"
@@ -58,6 +59,10 @@ type Options struct {
 	// WarmupRun runs each broker's first case once, unrecorded, before
 	// the recorded runs (a just-started JVM broker is slow at first).
 	WarmupRun bool
+	// CPUs puts the broker and the clients on disjoint CPU sets (the zero
+	// Plan: off); see package cpuset and lab/cpus.go.
+	CPUs cpuset.Plan
+	iso  *isolation // CPUs in force, set by Run
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -209,6 +214,11 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 		log = io.Discard
 		o.Log = log
 	}
+	var err error
+	if o.iso, err = isolate(o.CPUs, o.BrokerPID, log); err != nil {
+		return nil, err
+	}
+	defer o.iso.end()
 	bundle, err := results.Create(o.Out)
 	if err != nil {
 		return nil, err
@@ -249,7 +259,7 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 		return err
 	}
 	fmt.Fprintf(o.Log, "starting %s (%s) on %s\n", bName, b.Version(), nw.describe())
-	ep, err := b.Start(ctx, nw.host)
+	ep, err := b.Start(ctx, o.iso.host(nw.host))
 	if err != nil {
 		return err
 	}
@@ -544,6 +554,7 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	// end of the window, relative to the sampler's start.
 	ws := res.Start.Sub(samplingStart) + c.Warmup
 	rec.Resources = resourcesOf(samples, ws.Seconds(), (ws + c.Window).Seconds(), interval.Seconds())
+	o.iso.annotate(rec.Resources, b.PID() > 0 || o.BrokerPID > 0)
 	rec.Throughput = results.ThroughputOf(rec)
 	rec.Flags = append(rec.Flags, flagsFor(rec)...)
 	return rec
