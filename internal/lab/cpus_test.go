@@ -16,6 +16,7 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/cpuset"
+	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
 
@@ -100,21 +101,29 @@ func TestRecordKeepsBothSets(t *testing.T) {
 	plan := defaultPlan(t)
 	s, err := scenario.Parse("cpus.yaml", []byte("suite: cpus\nnetworks: [wireline]\nbrokers: [nats]\ndefaults:\n  warmup: 200ms\n  window: 1s\n  drain: 1s\ncases:\n  - id: \"01\"\n"), scenario.Options{})
 	require.NoError(t, err)
-	var log bytes.Buffer
-	o := Options{Reps: 1, Out: t.TempDir(), LabName: "labcpu", Log: &log, CPUs: plan}
-	p, err := MakePlan(s, o)
-	require.NoError(t, err)
-	sum, err := Run(context.Background(), p, o)
-	t.Log(log.String())
-	require.NoError(t, err)
-	require.Len(t, sum.Records, 1)
-	rs := sum.Records[0].Resources
+	r := runOnly(t, s, Options{Reps: 1, LabName: "labcpu", CPUs: plan})
+	rs := r.Resources
 	require.NotNil(t, rs)
 	assert.Equal(t, plan.Clients.String(), rs.ClientCPUs)
 	assert.Equal(t, plan.Broker.String(), rs.BrokerCPUs)
 	assert.InDelta(t, rs.ClientCPUPct/float64(len(plan.Clients)), rs.ClientSetPct, 1e-9)
 	assert.InDelta(t, rs.BrokerCPUPct/float64(len(plan.Broker)), rs.BrokerSetPct, 1e-9)
 	assert.Positive(t, rs.BrokerSetPct, "the broker worked on its set")
-	assert.False(t, slices.ContainsFunc(sum.Records[0].Flags, func(f string) bool { return strings.HasPrefix(f, "cpu-saturated:") }),
+	assert.False(t, slices.ContainsFunc(r.Flags, func(f string) bool { return strings.HasPrefix(f, "cpu-saturated:") }),
 		"cpu-saturated is the flag of runs without isolation")
+}
+
+// runOnly runs suite s, of one case run, with o (output in a temporary
+// directory, the log in the test's) and returns its record.
+func runOnly(t *testing.T, s *scenario.Suite, o Options) results.Record {
+	t.Helper()
+	var log bytes.Buffer
+	o.Out, o.Log = t.TempDir(), &log
+	p, err := MakePlan(s, o)
+	require.NoError(t, err)
+	sum, err := Run(context.Background(), p, o)
+	t.Log(log.String())
+	require.NoError(t, err)
+	require.Len(t, sum.Records, 1)
+	return sum.Records[0]
 }
