@@ -31,6 +31,7 @@ type runFlags struct {
 	labName   string
 	brokerPID int
 	warmupRun bool
+	cpus      string
 }
 
 func newRunCmd() *cobra.Command {
@@ -91,6 +92,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
+	fl.StringVar(&f.cpus, "cpus", "", "CPU sets of the broker and the load clients, disjoint: broker=LIST,clients=LIST (e.g. broker=1,clients=0), or off (default: the CPUs pslab may use split in two, the clients the lower half)")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@127.0.0.1:4222 (host network, wireline only)")
 }
 
@@ -154,7 +156,11 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if err != nil {
 		return lab.Options{}, err
 	}
-	return lab.Options{WarmupRun: f.warmupRun, BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
+	cpus, err := parseCPUs(f.cpus)
+	if err != nil {
+		return lab.Options{}, err
+	}
+	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"pslab/internal/cpuset"
 )
 
 // childEnv names the environment variable that turns a pslab (or test)
@@ -23,6 +25,7 @@ const childEnv = "PSLAB_CHILD"
 // the process, or returns at once when the variable is unset. Call it first
 // thing in main and in TestMain of packages that start brokers.
 func RunChildIfRequested() {
+	cpuset.ExecIfRequested() // a broker started on its own CPUs: exec it
 	switch os.Getenv(childEnv) {
 	case "":
 		return

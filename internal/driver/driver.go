@@ -134,21 +134,18 @@ func MessageTopic(s PubSpec, m Message) int {
 	return s.Topic
 }
 
-// WindowBytes is the default flow-control budget of one publisher: about
-// 64 KiB of unconfirmed message bodies, enough not to throttle a loopback
-// run. (The lab sets a smaller, per-case budget on slow emulated links.)
-const WindowBytes = 64 << 10
-
 // DefaultWindow is the default number of unconfirmed sends of a publisher
-// of f: WindowBytes of bodies, at least 1 and at most 1024 messages.
+// of f on an unshaped path: WindowMessages, whatever the body size, within
+// the memory guard WindowMemoryBytes (see flowcontrol.go).
 func DefaultWindow(f scenario.Factors) int {
-	return WindowFor(WindowBytes, f.Size)
+	return UnshapedWindow(1, f.Size)
 }
 
 // WindowFor is how many bodies of size bytes fit in budget bytes, at least 1
-// and at most 1024.
+// and at most WindowMessages: the window on a shaped link, whose budget is
+// link time (bytes).
 func WindowFor(budget, size int) int {
-	return min(max(budget/max(size, 1), 1), 1024)
+	return min(max(budget/max(size, 1), 1), WindowMessages)
 }
 
 // Publisher sends on one connection. Not safe for concurrent use.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,10 +37,12 @@ type natsPublisher struct {
 	allTopic bool                // round robin: Message.Topic indexes subjects
 	window   int
 	pending  []jetstream.PubAckFuture // JetStream: outstanding PubAcks, oldest first
-	// core flow control: at most one flush in flight, started every window/2
-	// sends, so at most `window` sends are unconfirmed by a PONG.
+	// core flow control: a PING/PONG round trip is started every
+	// window/flushesInFlight sends and up to flushesInFlight of them are
+	// in flight (oldest first), so at most `window` sends are unconfirmed
+	// by a PONG and the publisher waits only when the oldest is not back.
 	sinceFlush int
-	inflight   *flushOp
+	flushes    []*flushOp
 	// core confirmation, per connection: gen is nats.go's reconnect count
 	// when the sends were handed over; handed of them were, confirmed of
 	// those are covered by a PONG of the same connection.
@@ -157,9 +160,11 @@ func (p *natsPublisher) publishJS(ctx context.Context, subj string, body []byte)
 func (p *natsPublisher) publishCore(ctx context.Context, subj string, body []byte) error {
 	for {
 		// Flow control first, so that an error means this message was not sent.
-		if p.sinceFlush >= max(p.window/2, 1) {
-			if err := p.wait(ctx); err != nil {
-				return err
+		if p.sinceFlush >= max(p.window/flushesInFlight, 1) {
+			if len(p.flushes) >= flushesInFlight {
+				if err := p.waitOldest(ctx); err != nil {
+					return err
+				}
 			}
 			if err := p.awaitConnected(ctx); err != nil {
 				return err
@@ -189,10 +194,10 @@ func (p *natsPublisher) sync() {
 	if g := reconnects(p.nc); g != p.gen {
 		p.watch.log.addInDoubt(int64(p.handed - p.confirmed))
 		p.gen, p.handed, p.confirmed = g, 0, 0
-		if p.inflight != nil { // its PONG can confirm nothing now
-			p.inflight.cancel()
-			p.inflight = nil
+		for _, op := range p.flushes { // their PONGs can confirm nothing now
+			op.cancel()
 		}
+		p.flushes = nil
 	}
 }
 
@@ -200,7 +205,7 @@ func (p *natsPublisher) sync() {
 func (p *natsPublisher) startFlush(ctx context.Context) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 	op := &flushOp{done: make(chan struct{}), gen: p.gen, upTo: p.handed, cancel: cancel}
-	p.inflight = op
+	p.flushes = append(p.flushes, op)
 	go func() {
 		defer cancel()
 		op.err = p.nc.FlushWithContext(fctx)
@@ -209,22 +214,34 @@ func (p *natsPublisher) startFlush(ctx context.Context) {
 		}
 		close(op.done)
 	}()
+	// Let the flush send its PING now, behind the sends it covers: with
+	// one P (the clients on one core, GOMAXPROCS 1) it would otherwise
+	// wait until the publisher blocks at the end of the window, and every
+	// round trip would start only when the pipe is full (stop-and-wait).
+	runtime.Gosched()
 }
 
-// wait blocks until the flush in flight (if any) ends. A flush that failed
-// because the connection was lost is not an error: sync counts what it did
-// not confirm as in doubt.
+// wait blocks until every flush in flight ends.
 func (p *natsPublisher) wait(ctx context.Context) error {
-	op := p.inflight
-	if op == nil {
-		return nil
+	for len(p.flushes) > 0 {
+		if err := p.waitOldest(ctx); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// waitOldest blocks until the oldest flush in flight ends. A flush that
+// failed because the connection was lost is not an error: sync counts what
+// it did not confirm as in doubt.
+func (p *natsPublisher) waitOldest(ctx context.Context) error {
+	op := p.flushes[0]
 	select {
 	case <-op.done:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	p.inflight = nil
+	p.flushes = p.flushes[1:]
 	if op.err == nil {
 		if op.gen == p.gen {
 			p.confirmed = max(p.confirmed, op.upTo)
@@ -267,6 +284,12 @@ func (p *natsPublisher) awaitConnected(ctx context.Context) error {
 // jsIngestBudget is the total of outstanding JetStream publishes of all
 // publishers of a case: half of nats-server's default stream ingest queue.
 const jsIngestBudget = 50_000
+
+// flushesInFlight is how many PING/PONG round trips a core publisher keeps
+// in flight: a new one every window/flushesInFlight sends, so the window
+// is a pipe that never drains while the broker keeps up, not a stop-and-wait
+// round trip every half window (which halved the loopback throughput).
+const flushesInFlight = 4
 
 // flushTimeout bounds one PING/PONG round trip: generous, since a window of
 // large messages over a 1 Mbit/s link takes seconds to drain.
@@ -356,9 +379,9 @@ func (p *natsPublisher) Close() error {
 // stopFlushing marks the publisher closing and ends its flush in flight.
 func (p *natsPublisher) stopFlushing() {
 	p.watch.closing.Store(true)
-	if p.inflight != nil {
-		p.inflight.cancel()
-		<-p.inflight.done
-		p.inflight = nil
+	for _, op := range p.flushes {
+		op.cancel()
+		<-op.done
 	}
+	p.flushes = nil
 }

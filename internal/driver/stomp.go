@@ -118,7 +118,7 @@ func (d *stompDriver) Mechanism(f scenario.Factors) string {
 	} else {
 		b.WriteString("; SEND persistent:false")
 	}
-	fmt.Fprintf(&b, "; publisher flow control = RECEIPT on every k-th SEND (k = Window/4), at most Window (default about %d KiB of bodies) sends unconfirmed, a receipt meaning the broker has routed (persistent: stored) everything before it", WindowBytes>>10)
+	fmt.Fprintf(&b, "; publisher flow control = RECEIPT on every k-th SEND (k = Window/4), at most Window (default %d messages on an unshaped path) sends unconfirmed, a receipt meaning the broker has routed (persistent: stored) everything before it", WindowMessages)
 	switch f.Ack {
 	case scenario.AckAuto:
 		b.WriteString("; AUTO = ack:client-individual, one ACK per message after the handler returns")

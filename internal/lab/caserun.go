@@ -295,6 +295,7 @@ func (cr *caseRun) measure(context.Context) error {
 	// end of the window, relative to the sampler's start.
 	ws := res.Start.Sub(cr.samplingStart) + time.Duration(res.WarmupS*float64(time.Second))
 	rec.Resources = withOtherLoad(resourcesOf(cr.samples, ws.Seconds(), (ws + cr.c.Window).Seconds(), cr.interval.Seconds()))
+	cr.o.iso.annotate(rec.Resources, cr.b.PID() > 0 || cr.o.BrokerPID > 0)
 	rec.Throughput = results.ThroughputOf(rec)
 	rec.Flags = append(rec.Flags, flagsFor(rec)...)
 	return nil

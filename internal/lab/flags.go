@@ -21,7 +21,9 @@ const (
 func flagsFor(r *results.Record) []results.Flag {
 	var flags []results.Flag
 	res, rs := r.Result, r.Resources
-	if rs != nil && rs.Cores > 0 {
+	if rs.Isolated() {
+		flags = append(flags, cpuSetFlags(rs)...)
+	} else if rs != nil && rs.Cores > 0 {
 		capacity := float64(rs.Cores) * 100
 		total := rs.ClientCPUPct + rs.BrokerCPUPct
 		if total >= machineSaturated*capacity {

@@ -18,6 +18,7 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
+	"pslab/internal/cpuset"
 	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/metrics"
@@ -64,6 +65,10 @@ type Options struct {
 	// Registry holds the brokers the run may use (nil: every broker
 	// pslab has, brokers.Default).
 	Registry *brokers.Registry
+	// CPUs puts the broker and the clients on disjoint CPU sets (the zero
+	// Plan: off); see package cpuset and lab/cpus.go.
+	CPUs cpuset.Plan
+	iso  *isolation // CPUs in force, set by Run
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -234,6 +239,11 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 		log = io.Discard
 		o.Log = log
 	}
+	var err error
+	if o.iso, err = isolate(o.CPUs, o.BrokerPID, log); err != nil {
+		return nil, err
+	}
+	defer o.iso.end()
 	bundle, err := results.Create(o.Out)
 	if err != nil {
 		return nil, err
@@ -341,7 +351,7 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		return nil, nil, err
 	}
 	fmt.Fprintf(o.Log, "starting %s (%s) on %s\n", bName, b.Version(), nw.describe())
-	ep, err := b.Start(ctx, nw.host)
+	ep, err := b.Start(ctx, o.iso.host(nw.host))
 	if err != nil {
 		return nil, nil, err
 	}

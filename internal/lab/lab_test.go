@@ -60,11 +60,18 @@ func TestPublishWindowFollowsTheLink(t *testing.T) {
 	c.Publishers, c.Size = 1, 100
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
-	assert.Equal(t, 655, wire.publishWindow(c), "unshaped: 64 KiB per publisher")
-	c.Publishers = 32
-	assert.Equal(t, 655, wire.publishWindow(c), "32 x 64 KiB is within the case cap")
+	assert.Equal(t, 1024, wire.publishWindow(c), "unshaped: 1024 messages per publisher")
+	c.Size = 5120
+	assert.Equal(t, 1024, wire.publishWindow(c), "unshaped: the same count at 5 KB (size is not confounded)")
+	c.Size = 65536
+	assert.Equal(t, 128, wire.publishWindow(c), "64 KiB bodies: 8 MiB per publisher")
+	c.Size, c.Publishers = 100, 16
+	assert.Equal(t, 1024, wire.publishWindow(c), "16 x 1024 messages is within the case cap")
 	c.Publishers = 400
-	assert.Equal(t, 52, wire.publishWindow(c), "unshaped: 2 MiB for the whole case")
+	assert.Equal(t, 40, wire.publishWindow(c), "unshaped: 16 Ki messages for the whole case")
+	c.Size = 5120
+	assert.Equal(t, 8, wire.publishWindow(c), "unshaped: 16 MiB of bodies for the whole case")
+	c.Size = 100
 	c.Publishers = 50
 	assert.Equal(t, 12, wifi.publishWindow(c), "1 Mbit/s: 62500 B per case, 1250 B per publisher")
 	c.Size = 5120

@@ -170,23 +170,18 @@ func (d brokerSideDialer) DialContext(ctx context.Context, network, addr string)
 // unconfirmed on a shaped link: half a second, as the router's own queue.
 const linkQueueS = 0.5
 
-// caseWindowCap bounds the unconfirmed bodies of all publishers of a case
-// on an unshaped path: 400 publishers with 64 KiB each would hand a broker
-// 26 MB at once (Artemis then stops answering its management address).
-const caseWindowCap = 2 << 20
-
 // publishWindow is the flow-control window of each publisher of c when the
 // case does not set one. On a shaped link the publishers share one budget
 // of linkQueueS of the link's rate (more only queues: 50 publishers must not
 // put 50 windows on a 1 Mbit/s link); elsewhere each publisher has the
-// driver default, within caseWindowCap for the whole case.
+// driver default, within the case-wide guards (driver.UnshapedWindow).
 func (nw *network) publishWindow(c scenario.Case) int {
 	if c.PublishWindow > 0 {
 		return c.PublishWindow
 	}
 	pubs := max(c.Publishers, 1)
 	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
-		return driver.WindowFor(min(driver.WindowBytes, caseWindowCap/pubs), c.Size)
+		return driver.UnshapedWindow(pubs, c.Size)
 	}
 	budget := int(nw.profile.RateKbit * 1000 / 8 * linkQueueS)
 	return driver.WindowFor(budget/pubs, c.Size)

@@ -73,15 +73,7 @@ func TestUnshapedConnectSetUp(t *testing.T) {
 	c.ConnectUnshaped = true
 	s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{"nats"}, Networks: []string{"wifi-paper"}, Reps: 1,
 		Cases: []scenario.Case{c}}
-	var log bytes.Buffer
-	o := Options{Out: t.TempDir(), LabName: "labun", Log: &log}
-	p, err := MakePlan(s, o)
-	require.NoError(t, err)
-	sum, err := Run(context.Background(), p, o)
-	t.Log(log.String())
-	require.NoError(t, err)
-	require.Len(t, sum.Records, 1)
-	r := sum.Records[0]
+	r := runOnly(t, s, Options{LabName: "labun"})
 	require.Empty(t, r.Error)
 	assert.True(t, r.Settings.ConnectUnshaped)
 	assert.Greater(t, r.Phases.ReshapeS, 0.0, "the shaping was put back")

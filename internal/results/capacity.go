@@ -98,6 +98,9 @@ type Saturation struct {
 // the broker used at least BrokerMinCores cores, and the client stayed
 // under ClientMaxShare of all cores.
 func SaturationOf(rs *Resources) Saturation {
+	if rs.Isolated() {
+		return setSaturation(rs)
+	}
 	if rs == nil || rs.Cores <= 0 || rs.BrokerCPUPct <= 0 {
 		return Saturation{Why: "no broker CPU samples"}
 	}

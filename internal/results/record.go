@@ -117,11 +117,20 @@ type LinkOver struct {
 // Resources are CPU and memory samples of the client (this process) and
 // the broker over the case.
 type Resources struct {
-	ClientCPUPct  float64              `json:"client_cpu_pct"` // mean, 100 = one core
-	ClientPeakRSS int64                `json:"client_peak_rss"`
-	BrokerCPUPct  float64              `json:"broker_cpu_pct"`
-	BrokerPeakRSS int64                `json:"broker_peak_rss"`
-	Cores         int                  `json:"cores"`
+	ClientCPUPct  float64 `json:"client_cpu_pct"` // mean, 100 = one core
+	ClientPeakRSS int64   `json:"client_peak_rss"`
+	BrokerCPUPct  float64 `json:"broker_cpu_pct"`
+	BrokerPeakRSS int64   `json:"broker_peak_rss"`
+	Cores         int     `json:"cores"`
+	// ClientCPUs and BrokerCPUs are the CPU sets each side was confined to
+	// (kernel list format, e.g. "0" and "1"); empty: not confined (--cpus
+	// off, or an external broker whose process pslab does not know).
+	ClientCPUs string `json:"client_cpus,omitempty"`
+	BrokerCPUs string `json:"broker_cpus,omitempty"`
+	// ClientSetPct and BrokerSetPct are each side's mean CPU use as a share
+	// of its own set (100 = every CPU of the set busy); set with the sets.
+	ClientSetPct  float64              `json:"client_set_pct,omitempty"`
+	BrokerSetPct  float64              `json:"broker_set_pct,omitempty"`
 	ClientSamples []metrics.ProcSample `json:"client_samples,omitempty"`
 	BrokerSamples []metrics.ProcSample `json:"broker_samples,omitempty"`
 
