@@ -69,6 +69,7 @@ func (e *External) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 		d = &net.Dialer{Timeout: 5 * time.Second}
 	} else {
 		ep.Dialer = d
+		ep.AdminDialer = adminDialer(h) // administration does not cross the emulated link
 	}
 	if err := e.dialCheck(ctx, d); err != nil {
 		return driver.Endpoint{}, err

@@ -68,6 +68,7 @@ type Plan struct {
 	Cases    []scenario.Case
 	Reps     int
 	Notes    []string // what was left out and why, warnings (said before running)
+	remote   remoteBrokers
 }
 
 // Units is the number of case runs (case x broker x network x rep; a case
@@ -124,6 +125,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, u))
 		}
 	}
+	remoteErr := p.planRemote(o)
 	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName, BrokerPID: o.BrokerPID}); err != nil {
 		return p, err
 	}
@@ -141,8 +143,8 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		if err != nil {
 			return p, err
 		}
-		if prof.Shaped() && len(o.URLs) > 0 && o.BrokerPID == 0 {
-			return p, fmt.Errorf("network %s: an external broker (--url) is reached over the host network; to emulate the link to it, give the PID of a process in its network namespace (--broker-pid, e.g. a container's)", n)
+		if prof.Shaped() && remoteErr != nil {
+			return p, fmt.Errorf("network %s: the link to an external broker (--url) cannot be emulated: %w; for a broker on this machine, give the PID of a process in its network namespace (--broker-pid, e.g. a container's)", n, remoteErr)
 		}
 		if prof.Shaped() {
 			if err := netem.Supported(); err != nil {
@@ -219,7 +221,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	defer func() { sum.Wall = time.Since(start) }()
 	unit := 0
 	for _, netName := range p.Networks {
-		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0, o.BrokerPID, log)
+		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil, o.BrokerPID, p.remote, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}
@@ -241,6 +243,9 @@ func runBroker(ctx context.Context, p Plan, o Options, bundle *results.Bundle, n
 	var b broker.Broker
 	var err error
 	if u, ok := o.URLs[bName]; ok {
+		if lu, ok := p.remote.urls[bName]; ok {
+			u = lu // a broker on another host, by address
+		}
 		b, err = broker.NewExternal(bName, u)
 	} else {
 		b, err = k.newBroker(ctx, o.LabName, o.Log)

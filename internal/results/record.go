@@ -99,6 +99,7 @@ type Network struct {
 	Spec    any    `json:"spec,omitempty"`   // the profile as configured
 	Link    any    `json:"link,omitempty"`   // measured over the case: counters, rate, loss
 	Verify  any    `json:"verify,omitempty"` // verification of the profile before the run
+	Remote  any    `json:"remote,omitempty"` // a broker on another host: the path beyond the emulated hop
 }
 
 // Resources are CPU and memory samples of the client (this process) and

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"pslab/internal/remotehost"
+	"pslab/internal/results"
+)
+
+// TestBrokerOnAnotherHost: a nats-server on a stand-in remote host (a
+// namespace of the test's, behind a veth of the host's, 10.78.0.0/30) is
+// measured with --url over wireline and wifi-paper through the lab's
+// router and the host, then the embedded broker in the namespaced lab over
+// wifi-paper. The remote wifi-paper throughput is link-bound: far below
+// the remote wireline, and comparable to the namespaced lab's.
+func TestBrokerOnAnotherHost(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root (network namespaces) and builds pslab")
+	}
+	bin := buildPslab(t)
+	dir := t.TempDir()
+	rh, err := remotehost.New("pslt-rem", "pslt-h0", "10.78.0.1", "10.78.0.2")
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, rh.Close()) })
+	fwdBefore, err := os.ReadFile("/proc/sys/net/ipv4/conf/pslt-h0/forwarding")
+	require.NoError(t, err)
+
+	srv := exec.Command(bin)
+	srv.Env = append(os.Environ(), "PSLAB_CHILD=nats-server", "PSLAB_NATS_LISTEN=10.78.0.2:61913",
+		"PSLAB_NATS_STORE="+filepath.Join(dir, "store"), "PSLAB_NATS_USER=u", "PSLAB_NATS_PASSWORD=pw",
+		"PSLAB_NATS_DETACHED=true")
+	require.NoError(t, rh.Start(srv))
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	for i := 0; ; i++ { // the server starts on the remote host
+		c, err := net.DialTimeout("tcp", "10.78.0.2:61913", time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		require.Less(t, i, 100, "nats-server on the remote host did not start: %v", err)
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	run := func(out string, args ...string) []results.Record {
+		args = append([]string{"run", "../../scenarios/smoke.yaml", "--broker", "nats", "--cases", "1", "--out", out}, args...)
+		combined, err := exec.Command(bin, args...).CombinedOutput()
+		require.NoError(t, err, string(combined))
+		recs, err := results.Read(out)
+		require.NoError(t, err)
+		return recs
+	}
+	remote := run(filepath.Join(dir, "remote"), "--network", "wireline,wifi-paper", "--lab", "pslabrem",
+		"--url", "nats=nats://u:pw@10.78.0.2:61913")
+	local := run(filepath.Join(dir, "local"), "--network", "wifi-paper", "--lab", "pslabref")
+
+	require.Len(t, remote, 2)
+	require.Len(t, local, 1)
+	byNet := map[string]results.Record{}
+	for _, r := range remote {
+		require.Empty(t, r.Error)
+		require.NotNil(t, r.Result)
+		assert.Equal(t, "namespaces", r.Network.Path)
+		assert.NotNil(t, r.Network.Remote, "the path beyond the host is recorded")
+		assert.Equal(t, r.Result.Counts.Expected, r.Result.Counts.Received+r.Result.Counts.Lost)
+		link, ok := r.Network.Link.(map[string]any)
+		require.True(t, ok, "link counters in the record")
+		up, ok := link["uplink"].(map[string]any)
+		require.True(t, ok, "uplink counters in the record")
+		assert.Positive(t, up["to_broker_packets"], "the case's traffic went out through the host")
+		byNet[r.Network.Profile] = r
+	}
+	wire, wifi, ref := byNet["wireline"].Result.SubTput, byNet["wifi-paper"].Result.SubTput, local[0].Result.SubTput
+	t.Logf("sub msg/s: remote wireline %.0f, remote wifi-paper %.0f, namespaced wifi-paper %.0f", wire, wifi, ref)
+	require.Positive(t, wifi)
+	require.Positive(t, ref)
+	assert.Less(t, wifi, wire/5, "wifi-paper to the remote broker is link-bound")
+	assert.Greater(t, wifi/ref, 0.5, "remote and namespaced wifi-paper agree within a factor of 2")
+	assert.Less(t, wifi/ref, 2.0, "remote and namespaced wifi-paper agree within a factor of 2")
+
+	// Nothing of the lab is left on the host.
+	fwdAfter, err := os.ReadFile("/proc/sys/net/ipv4/conf/pslt-h0/forwarding")
+	require.NoError(t, err)
+	assert.Equal(t, string(fwdBefore), string(fwdAfter))
+	_, err = net.InterfaceByName("pslabrem-b0")
+	assert.Error(t, err)
+	for _, f := range []string{"/run/pslab-pslabrem.uplink", "/run/netns/pslabrem-cli"} {
+		_, err := os.Stat(f)
+		assert.True(t, os.IsNotExist(err), f)
+	}
+	nft, _ := exec.Command("nft", "list", "tables").Output()
+	assert.False(t, strings.Contains(string(nft), "pslabrem"), string(nft))
+}
