@@ -88,6 +88,7 @@ func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, br
 			_ = lab.Down()
 			return nil, fmt.Errorf("remote broker: %w", err)
 		}
+		nw.host = remoteHost{labHost{lab}}
 	}
 	return nw, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"pslab/internal/driver"
 	"pslab/netem"
 )
 
@@ -163,3 +164,10 @@ func (p *Plan) planRemote(o Options) error {
 	p.remote = remoteBrokers{addrs: addrs, urls: urls}
 	return nil
 }
+
+// remoteHost is the lab's host for brokers on other hosts: clients dial
+// through the lab, administration (purges, stream set-up) goes straight
+// from this host, so it never queues behind a case's data on the link.
+type remoteHost struct{ labHost }
+
+func (remoteHost) ExternalAdminDialer() driver.Dialer { return &net.Dialer{Timeout: 10 * time.Second} }
