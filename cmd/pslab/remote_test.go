@@ -34,11 +34,11 @@ func TestBrokerOnAnotherHost(t *testing.T) {
 	fwdBefore, err := os.ReadFile("/proc/sys/net/ipv4/conf/pslt-h0/forwarding")
 	require.NoError(t, err)
 
-	srv := exec.Command(bin)
+	srv := rh.Command(bin)
 	srv.Env = append(os.Environ(), "PSLAB_CHILD=nats-server", "PSLAB_NATS_LISTEN=10.78.0.2:61913",
 		"PSLAB_NATS_STORE="+filepath.Join(dir, "store"), "PSLAB_NATS_USER=u", "PSLAB_NATS_PASSWORD=pw",
 		"PSLAB_NATS_DETACHED=true")
-	require.NoError(t, rh.Start(srv))
+	require.NoError(t, srv.Start())
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	for i := 0; ; i++ { // the server starts on the remote host
 		c, err := net.DialTimeout("tcp", "10.78.0.2:61913", time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"net/url"
@@ -27,12 +28,7 @@ import (
 func remotePlan(urls map[string]string) ([]netip.Addr, map[string]string, error) {
 	var addrs []netip.Addr
 	literal := map[string]string{}
-	names := make([]string, 0, len(urls))
-	for n := range urls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(urls)) {
 		u, err := url.Parse(urls[name])
 		if err != nil {
 			return nil, nil, err
@@ -91,12 +87,7 @@ const remoteNote = "emulated hop verified between the clients and this host; the
 func probeRemote(ctx context.Context, lab *netem.Lab, urls map[string]string, log io.Writer) (*RemotePath, error) {
 	rp := &RemotePath{Note: remoteNote}
 	seen := map[string]bool{}
-	names := make([]string, 0, len(urls))
-	for n := range urls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(urls)) {
 		u, err := url.Parse(urls[name])
 		if err != nil || seen[u.Host] {
 			continue

@@ -98,36 +98,11 @@ func configure(hd netlink.Handle, dev, ip, gw string) error {
 	return nil
 }
 
-// Start starts cmd inside the namespace.
-func (h *Host) Start(cmd *exec.Cmd) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		ns, err := netns.GetFromName(h.Name)
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		defer ns.Close()
-		if err := netns.Set(ns); err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		err = cmd.Start()
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread()
-		} // else the thread stays locked and dies with this goroutine
-		errc <- err
-	}()
-	return <-errc
+// Command is exec.Command for a program to run inside the namespace
+// (through ip netns exec, which enters it and then execs the program, so
+// the process's pid is the program's).
+func (h *Host) Command(name string, args ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", h.Name, name}, args...)...)
 }
 
 // Close deletes the host's veth end (and with it the peer) and the
