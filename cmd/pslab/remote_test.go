@@ -21,7 +21,7 @@ import (
 // measured with --url over wireline and wifi-paper through the lab's
 // router and the host, then the embedded broker in the namespaced lab over
 // wifi-paper. The remote wifi-paper throughput is link-bound: far below
-// the remote wireline, and comparable to the namespaced lab's.
+// the remote wireline, and within a factor of 3 of the namespaced lab's.
 func TestBrokerOnAnotherHost(t *testing.T) {
 	if testing.Short() || os.Geteuid() != 0 {
 		t.Skip("needs root (network namespaces) and builds pslab")
@@ -95,8 +95,9 @@ func TestBrokerOnAnotherHost(t *testing.T) {
 	// ten connections keep the link busy (one connection's throughput on
 	// a lossy link swings with its retransmission timeouts).
 	ratio := tput("wifi-paper 05") / tput("namespaced 05")
-	assert.Greater(t, ratio, 0.5, "remote and namespaced wifi-paper agree within a factor of 2")
-	assert.Less(t, ratio, 2.0, "remote and namespaced wifi-paper agree within a factor of 2")
+	// Wide: seen 0.69 and 0.92 with 3 s windows (wireline is 400x more).
+	assert.Greater(t, ratio, 1.0/3, "remote and namespaced wifi-paper agree within a factor of 3")
+	assert.Less(t, ratio, 3.0, "remote and namespaced wifi-paper agree within a factor of 3")
 
 	// Nothing of the lab is left on the host.
 	fwdAfter, err := os.ReadFile("/proc/sys/net/ipv4/conf/pslt-h0/forwarding")
