@@ -40,15 +40,23 @@ type Counters struct {
 	ToBroker DirCounters   `json:"to_broker"`
 	ToClient DirCounters   `json:"to_client"`
 	Shared   QdiscCounters `json:"shared"` // half duplex: the IFB's qdisc, both directions
+	// Uplink: what this host forwarded to and from brokers on other hosts
+	// (Options.Remote), nil otherwise.
+	Uplink *UplinkCounters `json:"uplink,omitempty"`
 }
 
 // Sub returns c - before for the counters (Backlog and Kind are c's).
 func (c Counters) Sub(before Counters) Counters {
-	return Counters{
+	d := Counters{
 		ToBroker: c.ToBroker.sub(before.ToBroker),
 		ToClient: c.ToClient.sub(before.ToClient),
 		Shared:   c.Shared.sub(before.Shared),
 	}
+	if c.Uplink != nil && before.Uplink != nil {
+		u := c.Uplink.Sub(*before.Uplink)
+		d.Uplink = &u
+	}
+	return d
 }
 
 func (d DirCounters) sub(b DirCounters) DirCounters {
@@ -169,6 +177,11 @@ func (l *Lab) Counters() (Counters, error) {
 		case faultTag:
 			d.NftFaultDrops += r.Packets
 		}
+	}
+	if u, ok, err := l.UplinkCounters(); err != nil {
+		return Counters{}, fmt.Errorf("netem: counters: %w", err)
+	} else if ok {
+		c.Uplink = &u
 	}
 	return c, nil
 }

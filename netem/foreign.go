@@ -38,14 +38,30 @@ type foreignNS struct {
 // ref is how the namespace helpers (openNS, inNamedNS, withHandle) name a
 // foreign namespace: "pid 1234 net:[4026532281]". Names of the lab's own
 // namespaces are [a-z0-9-], so the two never collide.
-func (f foreignNS) ref() string { return fmt.Sprintf("pid %d net:[%d]", f.PID, f.Ino) }
+// PID 0 is this host's namespace (brokers on other hosts, see remote.go):
+// "host net:[4026531840]".
+func (f foreignNS) ref() string {
+	if f.PID == 0 {
+		return fmt.Sprintf("host net:[%d]", f.Ino)
+	}
+	return fmt.Sprintf("pid %d net:[%d]", f.PID, f.Ino)
+}
 
 func (f foreignNS) String() string {
+	if f.PID == 0 {
+		return fmt.Sprintf("this host's network namespace (net:[%d])", f.Ino)
+	}
 	return fmt.Sprintf("the network namespace of pid %d (net:[%d])", f.PID, f.Ino)
 }
 
 // parseForeignRef reads a ref back; ok is false for a lab namespace's name.
 func parseForeignRef(s string) (f foreignNS, ok bool) {
+	if strings.HasPrefix(s, "host ") {
+		if _, err := fmt.Sscanf(s, "host net:[%d]", &f.Ino); err != nil || f.ref() != s {
+			return foreignNS{}, false
+		}
+		return f, true
+	}
 	if !strings.HasPrefix(s, "pid ") {
 		return f, false
 	}
@@ -61,7 +77,13 @@ func procNetNS(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/ns/net"
 // still the namespace with the recorded inode: a pid that was reused by
 // another process (perhaps one on the host) is never entered.
 func (f foreignNS) open() (netns.NsHandle, error) {
-	ns, err := netns.GetFromPath(procNetNS(f.PID))
+	path := procNetNS(f.PID)
+	if f.PID == 0 {
+		// This process's namespace: every thread not locked into a lab
+		// namespace (inNS) is in it, this one too.
+		path = "/proc/thread-self/ns/net"
+	}
+	ns, err := netns.GetFromPath(path)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
 			return netns.None(), fmt.Errorf("%w: %s: pid %d has exited (container stopped?)", errNSGone, f, f.PID)
@@ -72,6 +94,10 @@ func (f foreignNS) open() (netns.NsHandle, error) {
 	if err := unix.Fstat(int(ns), &st); err != nil {
 		ns.Close()
 		return netns.None(), fmt.Errorf("stat %s: %w", f, err)
+	}
+	if st.Ino != f.Ino && f.PID == 0 {
+		ns.Close()
+		return netns.None(), fmt.Errorf("netem: the lab was made for %s, but this process runs in net:[%d]; run it in that namespace", f, st.Ino)
 	}
 	if st.Ino != f.Ino {
 		ns.Close()
@@ -308,7 +334,7 @@ func readBrokerState(prefix string) (f foreignNS, ok bool, err error) {
 			f.Ino, _ = strconv.ParseUint(v, 10, 64)
 		}
 	}
-	if f.PID <= 0 || f.Ino == 0 {
+	if f.PID < 0 || f.Ino == 0 { // pid 0: this host's namespace (remote.go)
 		return foreignNS{}, false, fmt.Errorf("netem: %s is not a pslab broker record (want lines \"pid N\" and \"netns INODE\"); check it and remove it", p)
 	}
 	return f, true, nil

@@ -3,6 +3,7 @@ package netem
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"regexp"
 	"runtime"
@@ -40,6 +41,11 @@ type Options struct {
 	// the next Up remove only that veth: the namespace itself is never
 	// mounted, unmounted or deleted. See CheckBrokerPID for the refusals.
 	BrokerPID int
+	// Remote, when not empty, are the IPv4 addresses of brokers on other
+	// hosts: the broker side of the link is then this host, which forwards
+	// the clients' packets to those addresses and only to those (see
+	// remote.go). Not with BrokerPID.
+	Remote []netip.Addr
 }
 
 // Addresses inside the lab's own namespaces (never routed anywhere else:
@@ -117,6 +123,9 @@ func CheckOptions(o Options) error {
 	}
 	if o.Backend != "" && o.Backend != BackendNetem && o.Backend != BackendTBFNft {
 		return fmt.Errorf("netem: unknown backend %q (want %q or %q)", o.Backend, BackendNetem, BackendTBFNft)
+	}
+	if o.BrokerPID != 0 && len(o.Remote) > 0 {
+		return fmt.Errorf("netem: %w: a broker side in pid %d's namespace and brokers on other hosts at once", ErrBadRemote, o.BrokerPID)
 	}
 	if o.BrokerPID < 0 {
 		return fmt.Errorf("netem: %w: %d is not a pid", ErrBadBrokerPID, o.BrokerPID)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -24,22 +25,25 @@ import (
 // share the link with them. It returns how many sockets it destroyed.
 func (l *Lab) ResetConnections() (int, error) {
 	n := 0
+	toBroker := []net.IP{net.ParseIP(l.BrokerIP())}
+	for _, r := range l.opts.Remote { // brokers on other hosts: only the client ends are here
+		toBroker = append(toBroker, net.IP(r.AsSlice()))
+	}
 	for _, s := range []struct {
-		side Side
-		peer string
-	}{{SideBroker, l.ClientIP()}, {SideClient, l.BrokerIP()}} {
+		side  Side
+		peers []net.IP
+	}{{SideBroker, []net.IP{net.ParseIP(l.ClientIP())}}, {SideClient, toBroker}} {
 		ns, err := l.nsOf(s.side)
 		if err != nil {
 			return n, err
 		}
-		peer := net.ParseIP(s.peer)
 		err = inNamedNS(ns, func() error {
 			socks, err := netlink.SocketDiagTCP(unix.AF_INET)
 			if err != nil {
 				return fmt.Errorf("list TCP sockets: %w", err)
 			}
 			for _, k := range socks {
-				if !k.ID.Destination.Equal(peer) {
+				if !slices.ContainsFunc(s.peers, k.ID.Destination.Equal) {
 					continue
 				}
 				gone, err := destroySocket(k.ID)

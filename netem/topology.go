@@ -35,6 +35,17 @@ func (l *Lab) Up(ctx context.Context) error {
 		}
 		foreign = &f
 	}
+	uplinks, err := planUplinks(l.opts.Remote)
+	if err != nil {
+		return err
+	}
+	if len(uplinks) > 0 { // brokers on other hosts: the broker side is this host
+		f, err := hostNS()
+		if err != nil {
+			return err
+		}
+		foreign = &f
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lock == nil {
@@ -60,7 +71,11 @@ func (l *Lab) Up(ctx context.Context) error {
 		}
 		brk = foreign.ref()
 	}
-	if err := l.build(ctx, brk, foreign); err != nil {
+	err = l.build(ctx, brk, foreign)
+	if err == nil && len(uplinks) > 0 {
+		err = l.buildUplink(*foreign, uplinks)
+	}
+	if err != nil {
 		_, cerr := cleanup(l.n)
 		l.unlock()
 		return errors.Join(fmt.Errorf("netem: up: %w", err), cerr)
@@ -139,8 +154,10 @@ func Cleanup(prefix string) (removed []string, err error) {
 // cleanup removes the lab's veth end from a recorded foreign broker
 // namespace, then the lab's own namespaces, without asking who holds them.
 func cleanup(n names) (removed []string, err error) {
-	removed, ferr := cleanupForeign(n)
-	errs := []error{ferr}
+	removed, uerr := cleanupUplink(n)
+	fremoved, ferr := cleanupForeign(n)
+	removed = append(removed, fremoved...)
+	errs := []error{uerr, ferr}
 	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
 		if !namedNSExists(ns) {
 			continue

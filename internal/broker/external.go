@@ -70,11 +70,22 @@ func (e *External) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 		d = &net.Dialer{Timeout: 5 * time.Second}
 	} else {
 		ep.Dialer = d
+		if a, ok := h.(ExternalAdminHost); ok {
+			ep.AdminDialer = a.ExternalAdminDialer()
+		}
 	}
 	if err := e.dialCheck(ctx, d); err != nil {
 		return driver.Endpoint{}, err
 	}
 	return ep, nil
+}
+
+// ExternalAdminHost is a Host that reaches external brokers for their
+// administration another way than the clients do: a broker on another
+// host straight over the host network, not through the emulated link.
+type ExternalAdminHost interface {
+	Host
+	ExternalAdminDialer() driver.Dialer
 }
 
 // Stop implements Broker (nothing to stop).

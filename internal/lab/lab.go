@@ -83,6 +83,7 @@ type Plan struct {
 	// suite's `ci:` and `max_reps:`).
 	CITarget float64
 	MaxReps  int
+	remote   remoteBrokers
 }
 
 // Units is the number of case runs (case x broker x network x rep; a case
@@ -145,6 +146,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("warning: %s at %s: no credentials in the URL; if it accepts that, it is open to anyone who can reach it", name, broker.Redact(u)))
 		}
 	}
+	remoteErr := p.planRemote(o)
 	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName, BrokerPID: o.BrokerPID}); err != nil {
 		return p, err
 	}
@@ -167,8 +169,8 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 				return p, err
 			}
 		}
-		if prof.Shaped() && len(o.URLs) > 0 && o.BrokerPID == 0 {
-			return p, fmt.Errorf("network %s: an external broker (--url) is reached over the host network; to emulate the link to it, give the PID of a process in its network namespace (--broker-pid, e.g. a container's)", n)
+		if prof.Shaped() && remoteErr != nil {
+			return p, fmt.Errorf("network %s: the link to an external broker (--url) cannot be emulated: %w; for a broker on this machine, give the PID of a process in its network namespace (--broker-pid, e.g. a container's)", n, remoteErr)
 		}
 		if prof.Shaped() {
 			if err := netem.Supported(); err != nil {
@@ -255,7 +257,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
-		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0 || p.inMemoryOnly(o), o.BrokerPID, log)
+		nw, err := openNetwork(ctx, netName, o.LabName, (len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil) || p.inMemoryOnly(o), o.BrokerPID, p.remote, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}
@@ -343,6 +345,9 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 	}
 	var b broker.Broker
 	if u, ok := o.URLs[bName]; ok {
+		if lu, ok := lr.p.remote.urls[bName]; ok {
+			u = lu // a broker on another host, by address
+		}
 		b, err = broker.NewExternal(bName, u)
 	} else {
 		b, err = k.NewBroker(ctx, o.LabName, o.Log)

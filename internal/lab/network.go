@@ -27,6 +27,7 @@ type network struct {
 	// external: an external broker (--url) over the host network, by
 	// choice, not for want of root.
 	external bool
+	remote   *RemotePath // brokers on other hosts: the path beyond this host
 }
 
 // verifyDuration is how long a shaped profile is probed before its cases.
@@ -35,7 +36,7 @@ const verifyDuration = 5 * time.Second
 // openNetwork sets up network name. hostNetwork: an external broker reached
 // over the host network (wireline only); brokerPID: the broker side of the
 // lab is that process's network namespace.
-func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, brokerPID int, log io.Writer) (*network, error) {
+func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, brokerPID int, remote remoteBrokers, log io.Writer) (*network, error) {
 	p, err := netem.LoadProfile(name)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, br
 	for _, r := range removed {
 		fmt.Fprintf(log, "cleanup: removed %s left by an earlier run\n", r)
 	}
-	lab := netem.New(netem.Options{Prefix: labName, BrokerPID: brokerPID})
+	lab := netem.New(netem.Options{Prefix: labName, BrokerPID: brokerPID, Remote: remote.addrs})
 	if err := lab.Up(ctx); err != nil {
 		_ = lab.Down()
 		return nil, err
@@ -85,6 +86,13 @@ func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, br
 		fmt.Fprintf(log, "%s\n", v)
 		nw.verify = &v
 	}
+	if remote.addrs != nil {
+		if nw.remote, err = probeRemote(ctx, lab, remote.urls, log); err != nil {
+			_ = lab.Down()
+			return nil, fmt.Errorf("remote broker: %w", err)
+		}
+		nw.host = remoteHost{labHost{lab}}
+	}
 	return nw, nil
 }
 
@@ -97,6 +105,9 @@ func (nw *network) close() {
 func (nw *network) describe() string {
 	if nw.lab == nil {
 		return nw.profile.Name + " (loopback)"
+	}
+	if nw.remote != nil {
+		return fmt.Sprintf("%s (namespaces, backend %s, forwarded through this host to the broker's address)", nw.profile.Name, nw.backend)
 	}
 	return fmt.Sprintf("%s (namespaces, backend %s)", nw.profile.Name, nw.backend)
 }
@@ -112,6 +123,9 @@ func (nw *network) record() results.Network {
 		return r
 	}
 	r.Path, r.Backend = "namespaces", string(nw.backend)
+	if nw.remote != nil {
+		r.Remote = nw.remote
+	}
 	return r
 }
 

@@ -105,6 +105,7 @@ type Network struct {
 	Spec    *netem.Profile      `json:"spec,omitempty"`   // the profile as configured
 	Link    *LinkOver           `json:"link,omitempty"`   // measured over the case: counters, rate, loss
 	Verify  *netem.Verification `json:"verify,omitempty"` // verification of the profile before the run
+	Remote  *RemotePath         `json:"remote,omitempty"` // a broker on another host: the path beyond the emulated hop
 }
 
 // LinkOver is what the emulated link did over a case: the counters'
@@ -171,4 +172,22 @@ type Phases struct {
 // neither a result of the case nor a failed repetition.
 func (r *Record) Interrupted() bool {
 	return r.Result != nil && r.Result.Interrupted != nil
+}
+
+// RemotePath is what a record says about the path to brokers on other
+// hosts: the emulated hop is verified as usual (between the clients and
+// this host's end of the link); beyond it only reachability and the
+// round trip of TCP connects can be measured, from this host directly and
+// from the clients through the lab.
+type RemotePath struct {
+	Brokers []RemoteBroker `json:"brokers"`
+	Note    string         `json:"note"`
+}
+
+// RemoteBroker is one remote broker address and its connect round trips.
+type RemoteBroker struct {
+	Addr         string  `json:"addr"` // ip:port of the broker
+	DirectRTTms  float64 `json:"direct_connect_ms"`
+	ThroughLabms float64 `json:"through_lab_connect_ms"`
+	Connects     int     `json:"connects"`
 }
