@@ -64,6 +64,9 @@ type Options struct {
 	// Registry holds the brokers the run may use (nil: every broker
 	// pslab has, brokers.Default).
 	Registry *brokers.Registry
+	// Parallel, above 1, runs the cases of each shaped network in that
+	// many labs at once (parallel.go); wireline always runs in one.
+	Parallel int
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -120,6 +123,9 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		if _, err := reg.Get(b); err != nil {
 			return p, err
 		}
+	}
+	if err := p.checkParallel(o); err != nil {
+		return p, err
 	}
 	for name, u := range o.URLs {
 		if _, err := reg.Get(name); err != nil {
@@ -179,6 +185,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		return p, fmt.Errorf("no network can run here: %s", strings.Join(p.Notes, "; "))
 	}
 	p.Networks = nets
+	p.Notes = append(p.Notes, p.parallelNotes(o)...)
 	for _, c := range s.Cases {
 		if o.Cases == nil || o.Cases(c.ID) {
 			p.Cases = append(p.Cases, c)
@@ -239,9 +246,16 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
+	lr.pr.labs = p.labsByNetwork(o)
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
+		if k := labsFor(o, netName); k > 1 {
+			if err := lr.runParallel(ctx, netName, k); err != nil {
+				return sum, err
+			}
+			continue
+		}
 		nw, err := openNetwork(ctx, netName, o.LabName, len(o.URLs) > 0 && o.BrokerPID == 0 || p.inMemoryOnly(o), o.BrokerPID, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)

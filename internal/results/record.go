@@ -85,6 +85,9 @@ type Settings struct {
 	// ConnectUnshaped: connections were set up with the link's shaping and
 	// loss lifted (scenario.Case.ConnectUnshaped).
 	ConnectUnshaped bool `json:"connect_unshaped,omitempty"`
+	// ConcurrentLabs: the case ran in one of this many labs sharing the
+	// network's schedule at once (pslab run --parallel); absent: alone.
+	ConcurrentLabs int `json:"concurrent_labs,omitempty"`
 }
 
 // SettingsOf extracts the run settings of c.
