@@ -172,7 +172,7 @@ func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network
 		}
 		rec := s.runCase(ctx, r.c, rep)
 		rec.Machine, rec.Order = thisMachine(), order
-		rec.Settings.ConcurrentLabs = labs
+		rec.Settings.ConcurrentLabs, rec.Network.Lab = labs, wl.o.LabName
 		if revived.Name != "" {
 			rec.Flags = append(rec.Flags, revived)
 		}

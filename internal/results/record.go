@@ -108,6 +108,8 @@ type Network struct {
 	Spec    *netem.Profile      `json:"spec,omitempty"`   // the profile as configured
 	Link    *LinkOver           `json:"link,omitempty"`   // measured over the case: counters, rate, loss
 	Verify  *netem.Verification `json:"verify,omitempty"` // verification of the profile before the run
+	// Lab names the lab of a run with parallel labs (Settings.ConcurrentLabs).
+	Lab string `json:"lab,omitempty"`
 }
 
 // LinkOver is what the emulated link did over a case: the counters'
