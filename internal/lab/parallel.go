@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"pslab/internal/results"
@@ -92,8 +93,11 @@ func (p Plan) parallelNotes(o Options) []string {
 // at once: the labs are set up and verified one after the other, then for
 // each broker k workers share its schedule.
 func (lr *labRun) runParallel(ctx context.Context, netName string, k int) error {
+	log := lr.o.Log
+	lr.o.Log = &lockedWriter{w: log} // the labs' lines, whole, one at a time
 	var nws []*network
 	defer func() {
+		lr.o.Log = log
 		for _, nw := range nws {
 			nw.close()
 		}
@@ -224,16 +228,13 @@ func (sh *sharedSchedule) anyInFlight() bool {
 	return false
 }
 
-// finish writes a taken row's record (write, under the lock) and counts it.
+// finish counts a taken row's record and writes it (write, under the lock).
 func (sh *sharedSchedule) finish(r *row, rec *results.Record, write func() error) error {
 	sh.mu.Lock()
 	defer func() { sh.cond.Broadcast(); sh.mu.Unlock() }()
 	r.inflight--
-	if err := write(); err != nil {
-		return err
-	}
-	r.add(rec)
-	return nil
+	r.add(rec) // first, so that the progress line counts it
+	return write()
 }
 
 // giveBack returns a taken row that was not run.
@@ -249,4 +250,16 @@ func (sh *sharedSchedule) stop() {
 	sh.stopped = true
 	sh.cond.Broadcast()
 	sh.mu.Unlock()
+}
+
+// lockedWriter lets several labs write to one log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
