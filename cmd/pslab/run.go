@@ -95,7 +95,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
-	fl.IntVar(&f.parallel, "parallel", 1, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone")
+	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone (default: the file's parallel:, else 1)")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@127.0.0.1:4222 (host network, wireline only)")
 }
 
@@ -155,7 +155,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if f.maxReps < 0 || cmd.Flags().Changed("max-reps") && f.maxReps < 1 {
 		return lab.Options{}, badInputf("--max-reps must be at least 1, got %d", f.maxReps)
 	}
-	if f.parallel < 1 {
+	if f.parallel < 0 || cmd.Flags().Changed("parallel") && f.parallel < 1 {
 		return lab.Options{}, badInputf("--parallel must be at least 1, got %d", f.parallel)
 	}
 	urls, err := parseURLs(f.urls)

@@ -65,7 +65,8 @@ type Options struct {
 	// pslab has, brokers.Default).
 	Registry *brokers.Registry
 	// Parallel, above 1, runs the cases of each shaped network in that
-	// many labs at once (parallel.go); wireline always runs in one.
+	// many labs at once (parallel.go); wireline always runs in one. 0:
+	// the suite's `parallel:`, else 1. Run uses the plan's.
 	Parallel int
 }
 
@@ -81,6 +82,9 @@ type Plan struct {
 	// suite's `ci:` and `max_reps:`).
 	CITarget float64
 	MaxReps  int
+	// Parallel: labs per shaped network (--parallel over the suite's
+	// `parallel:`; 0 or 1: one).
+	Parallel int
 }
 
 // Units is the number of case runs (case x broker x network x rep; a case
@@ -124,6 +128,11 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			return p, err
 		}
 	}
+	p.Parallel, o.Parallel = s.Parallel, max(o.Parallel, 0)
+	if o.Parallel > 0 {
+		p.Parallel = o.Parallel
+	}
+	o.Parallel = p.Parallel
 	if err := p.checkParallel(o); err != nil {
 		return p, err
 	}
@@ -243,6 +252,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.Parallel = p.Parallel // the plan's: the flag over the file's
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}

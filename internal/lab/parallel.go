@@ -39,11 +39,11 @@ func (p Plan) checkParallel(o Options) error {
 		return nil
 	}
 	if len(o.URLs) > 0 || o.BrokerPID != 0 {
-		return fmt.Errorf("--parallel %d needs a broker instance per lab, and --url/--broker-pid give one running broker; run without --parallel", o.Parallel)
+		return fmt.Errorf("--parallel (or parallel:) %d needs a broker instance per lab, and --url/--broker-pid give one running broker; run with --parallel 1", o.Parallel)
 	}
 	for i := 1; i <= o.Parallel; i++ {
 		if err := netem.CheckOptions(netem.Options{Prefix: parallelLabName(o.LabName, i)}); err != nil {
-			return fmt.Errorf("--parallel %d with --lab %s: lab %d: %w (use a shorter --lab)", o.Parallel, o.LabName, i, err)
+			return fmt.Errorf("--parallel (or parallel:) %d with --lab %s: lab %d: %w (use a shorter --lab)", o.Parallel, o.LabName, i, err)
 		}
 	}
 	return nil

@@ -207,3 +207,19 @@ func TestParallelLabsOnWifiPaper(t *testing.T) {
 		assert.Empty(t, left, "lab %s left nothing behind", name)
 	}
 }
+
+// TestParallelFlagOverTheFile: the suite's parallel: applies unless
+// --parallel is given; --parallel 1 runs alone.
+func TestParallelFlagOverTheFile(t *testing.T) {
+	s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{"nats"}, Networks: []string{"wireline"}, Reps: 1,
+		Cases: []scenario.Case{scenario.Defaults()}, Parallel: 3}
+	p, err := MakePlan(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.Parallel)
+	p, err = MakePlan(s, Options{Parallel: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 1, p.Parallel)
+	assert.Empty(t, p.Notes)
+	_, err = MakePlan(s, Options{URLs: map[string]string{"nats": "nats://127.0.0.1:1"}})
+	assert.ErrorContains(t, err, "one running broker", "the file's parallel: is refused with --url too")
+}

@@ -157,4 +157,7 @@ type Suite struct {
 	RandomOrder bool
 	// PerNetwork: `per_network:`, each network's warm-up, window and drain.
 	PerNetwork map[string]Phases
+	// Parallel: `parallel:`, the labs a shaped network's cases run in at
+	// once (lab/parallel.go); 0: not given.
+	Parallel int
 }
