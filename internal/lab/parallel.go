@@ -166,8 +166,8 @@ func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network
 	}
 	for {
 		r, rep, order := sh.take(ctx)
-		if r == nil {
-			return ctx.Err()
+		if r == nil { // done, stopped, or ctx ended (runBrokerParallel says so once)
+			return nil
 		}
 		revived, err := reviveBroker(ctx, s.b, lr.o.Log)
 		if err != nil {
@@ -197,9 +197,9 @@ type sharedSchedule struct {
 }
 
 // take returns the next row and its repetition number, reserved for the
-// caller, or nil when every row is done (or ctx ended, or a lab failed). While the only
-// rows short of their target have a run in flight it waits for a run to
-// finish: that run decides whether they need another.
+// caller, or nil when every row is done (or ctx ended, or a lab failed).
+// While the only rows short of their target have a run in flight it waits
+// for a run to finish: that run decides whether they need another.
 func (sh *sharedSchedule) take(ctx context.Context) (*row, int, *results.Order) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
