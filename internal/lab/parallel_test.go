@@ -223,3 +223,21 @@ func TestParallelFlagOverTheFile(t *testing.T) {
 	_, err = MakePlan(s, Options{URLs: map[string]string{"nats": "nats://127.0.0.1:1"}})
 	assert.ErrorContains(t, err, "one running broker", "the file's parallel: is refused with --url too")
 }
+
+// TestRemainingCountsRunsInFlight: a run taken by a lab is still due until
+// it is recorded, so the progress total stays the same.
+func TestRemainingCountsRunsInFlight(t *testing.T) {
+	sh := &sharedSchedule{s: newSchedule(repsPlan(2, 2, 0, false), Options{}, "nats", "wifi-paper", 1)}
+	sh.cond = sync.NewCond(&sh.mu)
+	r, rep, _ := sh.take(context.Background())
+	require.NotNil(t, r)
+	least, most := sh.s.remaining()
+	assert.Equal(t, 4, least)
+	assert.Equal(t, 4, most)
+	rec := repRecord(r.c.ID, rep, 1, 1, "")
+	require.NoError(t, sh.finish(r, &rec, func() error {
+		l, _ := sh.s.remaining()
+		assert.Equal(t, 3, l, "counted before its progress line")
+		return nil
+	}))
+}

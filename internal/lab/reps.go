@@ -124,17 +124,18 @@ func (s *schedule) next() (*row, *results.Order) {
 
 // remaining is the number of runs this schedule still needs at least (each
 // row up to its minimum, and one more for each row short of its target)
-// and at most (each row up to the bound).
+// and at most (each row up to the bound). Runs in flight in parallel labs
+// are among them until recorded.
 func (s *schedule) remaining() (least, most int) {
 	for _, r := range s.rows {
 		if s.enough(r) {
 			continue
 		}
-		least += max(0, max(1, s.min-r.attempts)-r.inflight)
+		least += max(1, s.min-r.attempts)
 		if s.ci > 0 {
-			most += max(0, max(s.min, s.maxReps)-r.attempts-r.inflight)
+			most += max(s.min, s.maxReps) - r.attempts
 		} else {
-			most += max(0, s.min-r.attempts-r.inflight)
+			most += s.min - r.attempts
 		}
 	}
 	return least, most
