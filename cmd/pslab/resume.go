@@ -101,6 +101,9 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 		return badInputf("%s: args: %v", filepath.Join(rf.dir, lab.RunInfoFile), err)
 	}
 	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
+	if cmd.Flags().Changed("parallel") { // how many labs is not what is measured
+		sf.parallel = f.parallel
+	}
 	opts, err := optionsFrom(stored, sf)
 	if err != nil {
 		return err

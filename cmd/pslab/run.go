@@ -32,6 +32,7 @@ type runFlags struct {
 	brokerPID int
 	warmupRun bool
 	cpus      string
+	parallel  int
 }
 
 func newRunCmd() *cobra.Command {
@@ -93,6 +94,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPU sets of the broker and the load clients, disjoint: broker=LIST,clients=LIST (e.g. broker=1,clients=0), or off (default: the CPUs pslab may use split in two, the clients the lower half)")
+	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone (default: the file's parallel:, else 1)")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@192.168.1.20:4222; as root a broker on another host is reached through the emulated link (every profile), otherwise over the host network (wireline only)")
 }
 
@@ -152,6 +154,9 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if f.maxReps < 0 || cmd.Flags().Changed("max-reps") && f.maxReps < 1 {
 		return lab.Options{}, badInputf("--max-reps must be at least 1, got %d", f.maxReps)
 	}
+	if f.parallel < 0 || cmd.Flags().Changed("parallel") && f.parallel < 1 {
+		return lab.Options{}, badInputf("--parallel must be at least 1, got %d", f.parallel)
+	}
 	urls, err := parseURLs(f.urls)
 	if err != nil {
 		return lab.Options{}, err
@@ -161,7 +166,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 		return lab.Options{}, err
 	}
 	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
-		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
+		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }
 

@@ -69,6 +69,10 @@ type Options struct {
 	// Plan: off); see package cpuset and lab/cpus.go.
 	CPUs cpuset.Plan
 	iso  *isolation // CPUs in force, set by Run
+	// Parallel, above 1, runs the cases of each shaped network in that
+	// many labs at once (parallel.go); wireline always runs in one. 0:
+	// the suite's `parallel:`, else 1. Run uses the plan's.
+	Parallel int
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -84,6 +88,9 @@ type Plan struct {
 	CITarget float64
 	MaxReps  int
 	remote   remoteBrokers
+	// Parallel: labs per shaped network (--parallel over the suite's
+	// `parallel:`; 0 or 1: one).
+	Parallel int
 }
 
 // Units is the number of case runs (case x broker x network x rep; a case
@@ -124,6 +131,14 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	}
 	if problems := checkNames(s, o, p.Brokers, p.Networks); len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	p.Parallel, o.Parallel = s.Parallel, max(o.Parallel, 0)
+	if o.Parallel > 0 {
+		p.Parallel = o.Parallel
+	}
+	o.Parallel = p.Parallel
+	if err := p.checkParallel(o); err != nil {
+		return p, err
 	}
 	for name, u := range o.URLs {
 		if _, err := reg.Get(name); err != nil {
@@ -184,6 +199,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		return p, fmt.Errorf("no network can run here: %s", strings.Join(p.Notes, "; "))
 	}
 	p.Networks = nets
+	p.Notes = append(p.Notes, p.parallelNotes(o)...)
 	for _, c := range s.Cases {
 		if o.Cases == nil || o.Cases(c.ID) {
 			p.Cases = append(p.Cases, c)
@@ -251,12 +267,20 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 		return nil, err
 	}
 	removeLeftovers(log)
+	o.Parallel = p.Parallel // the plan's: the flag over the file's
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
+	lr.pr.labs = p.labsByNetwork(o)
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
+		if k := labsFor(o, netName); k > 1 {
+			if err := lr.runParallel(ctx, netName, k); err != nil {
+				return sum, err
+			}
+			continue
+		}
 		nw, err := openNetwork(ctx, netName, o.LabName, (len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil) || p.inMemoryOnly(o), o.BrokerPID, p.remote, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
@@ -315,17 +339,12 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		revived, err := reviveBroker(ctx, s.b, o.Log)
+		rec, err := lr.runRepetition(ctx, s, c, rep, order)
 		if err != nil {
 			return err
 		}
-		rec := s.runCase(ctx, c, rep)
 		if rec == nil { // interrupted before anything was measured
 			return context.Cause(ctx)
-		}
-		rec.Machine, rec.Order = thisMachine(), order
-		if revived.Name != "" {
-			rec.Flags = append(rec.Flags, revived)
 		}
 		if err := lr.record(rec, nw.profile.Name); err != nil {
 			return err
@@ -333,6 +352,25 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		r.add(rec)
 	}
 	return nil
+}
+
+// runRepetition runs repetition rep of case c on session s, reviving its
+// broker first if it died, and adds what every record of the run carries;
+// nil when the run was interrupted before the case measured anything.
+func (lr *labRun) runRepetition(ctx context.Context, s *session, c scenario.Case, rep int, order *results.Order) (*results.Record, error) {
+	revived, err := reviveBroker(ctx, s.b, lr.o.Log)
+	if err != nil {
+		return nil, err
+	}
+	rec := s.runCase(ctx, c, rep)
+	if rec == nil {
+		return nil, nil
+	}
+	rec.Machine, rec.Order = thisMachine(), order
+	if revived.Name != "" {
+		rec.Flags = append(rec.Flags, revived)
+	}
+	return rec, nil
 }
 
 // startSession makes and starts broker bName on nw (or reaches it at its

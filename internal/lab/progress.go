@@ -32,6 +32,9 @@ type progress struct {
 	plan     Plan
 	// nets are the networks' profile names, in plan order.
 	nets []string
+	// labs is the number of labs running a network's cases at once
+	// (parallel.go; absent: one).
+	labs map[string]int
 }
 
 func newProgress(p Plan, nets []string, now time.Time) *progress {
@@ -59,7 +62,10 @@ func (pr *progress) ran(net string, now time.Time) {
 	pr.runs[net] = n + 1
 }
 
-// perRunOf is the measured or estimated time of one case run on net.
+// perRunOf is the measured or estimated time of one case run on net. The
+// measured time runs from one record to the next, so with labs side by
+// side it is already the time per run of all of them; the estimate is
+// divided by the number of labs.
 func (pr *progress) perRunOf(net string) time.Duration {
 	if d, ok := pr.perRun[net]; ok {
 		return d
@@ -71,10 +77,11 @@ func (pr *progress) perRunOf(net string) time.Duration {
 		sum += c.Warmup + c.Window + c.Drain + overheadEstimate
 		n++
 	}
+	labs := time.Duration(max(1, pr.labs[net]))
 	if n == 0 {
-		return overheadEstimate
+		return overheadEstimate / labs
 	}
-	return sum / time.Duration(n)
+	return sum / time.Duration(n) / labs
 }
 
 // left is the remaining time, at least and at most (the most differs when

@@ -21,6 +21,7 @@ type row struct {
 	used     map[int]bool // repetition numbers finished or tried
 	subTputs []float64    // of finished repetitions
 	latMeans []float64    // mean latency (ms) of finished repetitions with deliveries
+	inflight int          // runs taken by a parallel lab and not recorded yet (parallel.go)
 }
 
 // add counts a record of this row; finished ones feed the CI.
@@ -92,12 +93,13 @@ func (s *schedule) enough(r *row) bool {
 }
 
 // next returns the row to run next and its place in the order, or nil
-// when every row is done.
+// when every row is done. A row with a run in flight (parallel labs) is
+// left out of a new round: its repetitions stay one after the other.
 func (s *schedule) next() (*row, *results.Order) {
 	for len(s.queue) == 0 {
 		var short []*row
 		for _, r := range s.rows {
-			if !s.enough(r) {
+			if !s.enough(r) && r.inflight == 0 {
 				short = append(short, r)
 			}
 		}
@@ -122,7 +124,8 @@ func (s *schedule) next() (*row, *results.Order) {
 
 // remaining is the number of runs this schedule still needs at least (each
 // row up to its minimum, and one more for each row short of its target)
-// and at most (each row up to the bound).
+// and at most (each row up to the bound). Runs in flight in parallel labs
+// are among them until recorded.
 func (s *schedule) remaining() (least, most int) {
 	for _, r := range s.rows {
 		if s.enough(r) {

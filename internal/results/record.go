@@ -85,6 +85,9 @@ type Settings struct {
 	// ConnectUnshaped: connections were set up with the link's shaping and
 	// loss lifted (scenario.Case.ConnectUnshaped).
 	ConnectUnshaped bool `json:"connect_unshaped,omitempty"`
+	// ConcurrentLabs: the case ran in one of this many labs sharing the
+	// network's schedule at once (pslab run --parallel); absent: alone.
+	ConcurrentLabs int `json:"concurrent_labs,omitempty"`
 }
 
 // SettingsOf extracts the run settings of c.
@@ -106,6 +109,8 @@ type Network struct {
 	Link    *LinkOver           `json:"link,omitempty"`   // measured over the case: counters, rate, loss
 	Verify  *netem.Verification `json:"verify,omitempty"` // verification of the profile before the run
 	Remote  *RemotePath         `json:"remote,omitempty"` // a broker on another host: the path beyond the emulated hop
+	// Lab names the lab of a run with parallel labs (Settings.ConcurrentLabs).
+	Lab string `json:"lab,omitempty"`
 }
 
 // LinkOver is what the emulated link did over a case: the counters'

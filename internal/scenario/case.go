@@ -160,4 +160,7 @@ type Suite struct {
 	// BrokersLine and NetworksLine are the lines of brokers: and networks:
 	// (0: not in the file), for errors about their values.
 	BrokersLine, NetworksLine int
+	// Parallel: `parallel:`, the labs a shaped network's cases run in at
+	// once (lab/parallel.go); 0: not given.
+	Parallel int
 }

@@ -148,8 +148,13 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 			s.RandomOrder = p.order(e)
 		case "per_network":
 			perNetwork, perNetworkLine = p.perNetwork(e.val), e.line
+		case "parallel":
+			s.Parallel = p.int(e)
+			if s.Parallel < 1 {
+				p.errorf(e.line, "parallel must be at least 1, got %d", s.Parallel)
+			}
 		default:
-			p.errorf(e.line, "unknown key %q (want suite, description, brokers, networks, reps, ci, max_reps, order, per_network, defaults, quick, sweep, cases)", e.key)
+			p.errorf(e.line, "unknown key %q (want suite, description, brokers, networks, reps, ci, max_reps, order, per_network, parallel, defaults, quick, sweep, cases)", e.key)
 		}
 	}
 	if s.Name == "" {

@@ -63,3 +63,12 @@ cases:
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+func TestParallelKey(t *testing.T) {
+	s, err := Parse("t.yaml", []byte("suite: t\nparallel: 3\ncases:\n  - {window: 4s}\n"), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, s.Parallel)
+	_, err = Parse("t.yaml", []byte("suite: t\nparallel: 0\ncases:\n  - {window: 4s}\n"), Options{})
+	assert.ErrorContains(t, err, "t.yaml:2")
+	assert.ErrorContains(t, err, "parallel must be at least 1")
+}
