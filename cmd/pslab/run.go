@@ -34,6 +34,8 @@ type runFlags struct {
 	labName   string
 	brokerPID int
 	warmupRun bool
+	// containers: --container BROKER[=CONTAINER] (container.go)
+	containers []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -81,6 +83,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
+	fl.StringArrayVar(&f.containers, "container", nil, "measure a broker container through the emulated link: BROKER[=CONTAINER], e.g. nats (container pslab-nats) or artemis=pslab-artemis; finds its PID with docker inspect, credentials from NATS_*/ARTEMIS_* in the environment or ./.env (docs/containers.md)")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@127.0.0.1:4222 (host network, wireline only)")
 }
 
@@ -140,7 +143,15 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if err != nil {
 		return lab.Options{}, err
 	}
-	return lab.Options{WarmupRun: f.warmupRun, BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
+	brokerPID, containerPIDs, err := resolveContainers(f.containers, urls, f.brokerPID, processEnv(), dockerPID, netnsInode)
+	if err != nil {
+		return lab.Options{}, err
+	}
+	brokers := f.brokers
+	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
+		brokers = sortedNames(containerPIDs)
+	}
+	return lab.Options{WarmupRun: f.warmupRun, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }

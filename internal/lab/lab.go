@@ -52,6 +52,9 @@ type Options struct {
 	// network namespace of that process (a broker container), so external
 	// brokers can be measured over every network profile.
 	BrokerPID int
+	// BrokerPIDs, with BrokerPID, are the broker containers' own processes
+	// by broker name, sampled for the broker's CPU and memory.
+	BrokerPIDs map[string]int
 	// URLs of external brokers by name (nats, artemis): pslab then uses
 	// that broker instead of starting its own, on the host network.
 	URLs map[string]string
@@ -472,8 +475,8 @@ func runCase(ctx context.Context, o Options, drv driver.Driver, b broker.Broker,
 	sampler.Watch("client", os.Getpid())
 	if pid := b.PID(); pid > 0 {
 		sampler.Watch("broker", pid)
-	} else if o.BrokerPID > 0 { // a broker container: its process
-		sampler.Watch("broker", o.BrokerPID)
+	} else if pid := o.brokerProcess(drv.Name()); pid > 0 { // a broker container: its process
+		sampler.Watch("broker", pid)
 	}
 	sctx, stopSampling := context.WithCancel(ctx)
 	samplingStart := time.Now()
