@@ -84,7 +84,8 @@ func TestBrokerContainers(t *testing.T) {
 	// Nothing of the lab's is left: not in the containers' namespace (which
 	// the lab entered), not on the host.
 	assert.Equal(t, ctrBefore, namespaceState(t, natsPID), "the containers' namespace as before")
-	assert.Equal(t, hostBefore, hostState(t), "the host's namespaces, links, qdiscs, nft tables as before")
+	// Other labs may come and go on the host meanwhile: only what is new counts.
+	assert.Empty(t, added(hostBefore, hostState(t)), "new on the host: namespaces, links, qdiscs, nft tables")
 	for _, side := range []string{"-cli", "-rtr", "-brk"} {
 		_, err := os.Stat("/run/netns/" + labName + side)
 		assert.True(t, os.IsNotExist(err), "namespace %s%s left", labName, side)
@@ -120,4 +121,19 @@ func commandLines(t *testing.T, prefix []string, cmds [][]string) []string {
 		}
 	}
 	return lines
+}
+
+// added are the lines of after that are not in before.
+func added(before, after []string) []string {
+	had := map[string]bool{}
+	for _, l := range before {
+		had[l] = true
+	}
+	var n []string
+	for _, l := range after {
+		if !had[l] {
+			n = append(n, l)
+		}
+	}
+	return n
 }
