@@ -177,6 +177,12 @@ func resolveContainers(vals []string, urls map[string]string, brokerPID int, env
 	for _, t := range targets {
 		pids[t.broker] = t.pid
 	}
+	// The lab records the namespace by a process in it. In compose the nats
+	// container owns the namespace (Artemis joins it): its process lives as
+	// long as the namespace, even when the Artemis container is restarted.
+	if pid, ok := pids["nats"]; ok {
+		return pid, pids, nil
+	}
 	return targets[0].pid, pids, nil
 }
 
