@@ -2,8 +2,12 @@
 # nats-server), a Java runtime, and the ActiveMQ Artemis distribution in the
 # Maven cache, from which `pslab broker install artemis` (or the first run
 # on Artemis) creates a broker instance without network access.
-# Used by docker-compose.yml (service pslab). Not built where it was
-# written (no Docker engine there); see docs/artemis.md.
+# Used by docker-compose.yml (service pslab) where an image registry is
+# reachable (golang, maven and eclipse-temurin images). With no registry,
+# docker/build-local.sh pslab builds the same image from docker/pslab/
+# (pslab built on the host, a Debian Java base made with debootstrap), and
+# compose uses it (docs/containers.md). Only that offline path was built
+# here: these machines reach no image registry.
 
 ARG GO_VERSION=1.26
 ARG ARTEMIS_VERSION=2.44.0

@@ -33,6 +33,8 @@ type runFlags struct {
 	warmupRun bool
 	cpus      string
 	parallel  int
+	// containers: --container BROKER[=CONTAINER] (container.go)
+	containers []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -96,6 +98,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringVar(&f.cpus, "cpus", "", "CPU sets of the broker and the load clients, disjoint: broker=LIST,clients=LIST (e.g. broker=1,clients=0), or off (default: the CPUs pslab may use split in two, the clients the lower half)")
 	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone (default: the file's parallel:, else 1)")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@192.168.1.20:4222; as root a broker on another host is reached through the emulated link (every profile), otherwise over the host network (wireline only)")
+	fl.StringArrayVar(&f.containers, "container", nil, "measure a broker container through the emulated link: BROKER[=CONTAINER], e.g. nats (container pslab-nats) or artemis=pslab-artemis; finds its PID with docker inspect, credentials from NATS_*/ARTEMIS_* in the environment or ./.env (docs/containers.md)")
 }
 
 func runRun(cmd *cobra.Command, files []string, f runFlags) error {
@@ -165,7 +168,15 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if err != nil {
 		return lab.Options{}, err
 	}
-	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: f.brokerPID, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: f.brokers,
+	brokerPID, containerPIDs, err := resolveContainers(f.containers, urls, f.brokerPID, processEnv(), dockerPID, netnsInode)
+	if err != nil {
+		return lab.Options{}, err
+	}
+	brokers := f.brokers
+	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
+		brokers = sortedNames(containerPIDs)
+	}
+	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }

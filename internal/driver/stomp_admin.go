@@ -46,7 +46,12 @@ func dialAdmin(ctx context.Context, ep Endpoint) (*stompAdmin, error) {
 	a.conn = c
 	sub := frame.New(frame.SUBSCRIBE, frame.Id, "admin", frame.Destination, a.replyTo,
 		"subscription-type", "MULTICAST", frame.Ack, "auto")
-	if err := c.request(ctx, sub, "admin-subscribed"); err != nil {
+	// Bounded like every management call (invoke): a broker that holds its
+	// post office lock forever (the Artemis 2.44 deadlock, docs/artemis.md)
+	// never sends the receipt, and the caller must learn it.
+	subCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.request(subCtx, sub, "admin-subscribed"); err != nil {
 		c.abort()
 		return nil, fmt.Errorf("artemis management: subscribe to %s: %w", a.replyTo, err)
 	}

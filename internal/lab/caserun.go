@@ -187,8 +187,8 @@ func (cr *caseRun) startSampling(ctx context.Context) (stop func()) {
 	cr.sampler.Watch("machine", metrics.MachinePID)
 	if pid := cr.b.PID(); pid > 0 {
 		cr.sampler.Watch("broker", pid)
-	} else if cr.o.BrokerPID > 0 { // a broker container: its process
-		cr.sampler.Watch("broker", cr.o.BrokerPID)
+	} else if pid := cr.o.brokerProcess(cr.drv.Name()); pid > 0 { // a broker container: its process
+		cr.sampler.Watch("broker", pid)
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	cr.samplingStart = time.Now()

@@ -56,6 +56,9 @@ type Options struct {
 	// network namespace of that process (a broker container), so external
 	// brokers can be measured over every network profile.
 	BrokerPID int
+	// BrokerPIDs, with BrokerPID, are the broker containers' own processes
+	// by broker name, sampled for the broker's CPU and memory.
+	BrokerPIDs map[string]int
 	// URLs of external brokers by name (nats, artemis): pslab then uses
 	// that broker instead of starting its own, on the host network.
 	URLs map[string]string
