@@ -349,10 +349,10 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		if rec == nil { // interrupted before anything was measured
 			return context.Cause(ctx)
 		}
+		r.add(rec) // first, so that the progress line counts it
 		if err := lr.record(rec, nw.profile.Name); err != nil {
 			return err
 		}
-		r.add(rec)
 	}
 	return nil
 }
