@@ -34,3 +34,15 @@ done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
 
 echo "== integration tests: go test -race ${integration[*]}"
 go test -race -count=1 -timeout 30m "${integration[@]}" 2>&1 | tee /tmp/pslab-test.log
+
+# Broker containers for real (issue 17, docs/containers.md): pslab's own
+# Docker daemon (no bridge, no iptables), the images built locally (cached
+# by the hash of their inputs), both brokers brought up with compose and
+# measured through the lab over wireline and wifi-paper. Needs root;
+# PSLAB_SKIP_CONTAINERS=1 leaves it out (say so when you do).
+if [ "$(id -u)" = 0 ] && [ "${PSLAB_SKIP_CONTAINERS:-0}" != 1 ]; then
+  echo "== broker containers: scripts/test-containers.sh"
+  QUICK=1 bash scripts/test-containers.sh
+else
+  echo "== broker containers: skipped (needs root; PSLAB_SKIP_CONTAINERS=${PSLAB_SKIP_CONTAINERS:-0})"
+fi
