@@ -71,12 +71,16 @@ func usesCore(f scenario.Factors) bool {
 	return f.Subscription == scenario.NonDurable && f.Delivery == scenario.NonPersistent && f.Ack == scenario.AckAuto
 }
 
+// TCPBounded implements TCPBounder: core NATS forwards or drops, it holds
+// no publisher backlog a window would protect.
+func (d *NATS) TCPBounded(f scenario.Factors) bool { return usesCore(f) }
+
 // Mechanism implements Driver.
 func (d *NATS) Mechanism(f scenario.Factors) string {
 	var parts []string
 	if usesCore(f) {
 		parts = append(parts, "core NATS subscription (at-most-once, no broker acks; AUTO ack has nothing to acknowledge)",
-			"core publish, flow control by PING/PONG flush")
+			"core publish, flow control by PING/PONG flush (the window is publish_window; on an unshaped path 100000 messages, which TCP backpressure binds first, as nats-bench: a subscriber slower than the publishers makes the server drop its messages, counted as lost)")
 	} else {
 		storage := "memory"
 		if f.Delivery == scenario.Persistent {

@@ -75,7 +75,7 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 	p := &natsPublisher{nc: nc, watch: w, window: s.Window, subjects: natsPubSubjects(s),
 		allTopic: s.Case.Factors.TopicRoundRobin, gen: reconnects(nc)}
 	if p.window <= 0 {
-		p.window = DefaultWindow(s.Case.Factors)
+		p.window = UnshapedWindowOf(d, s.Case.Factors, 1)
 	}
 	if s.Case.Factors.Delivery == scenario.Persistent {
 		// All publishers of a case feed one stream, whose ingest queue

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
@@ -60,24 +61,40 @@ func TestPublishWindowFollowsTheLink(t *testing.T) {
 	c.Publishers, c.Size = 1, 100
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
-	assert.Equal(t, 1024, wire.publishWindow(c), "unshaped: 1024 messages per publisher")
+	assert.Equal(t, 1024, wire.publishWindow(c, nil), "unshaped: 1024 messages per publisher")
 	c.Size = 5120
-	assert.Equal(t, 1024, wire.publishWindow(c), "unshaped: the same count at 5 KB (size is not confounded)")
+	assert.Equal(t, 1024, wire.publishWindow(c, nil), "unshaped: the same count at 5 KB (size is not confounded)")
 	c.Size = 65536
-	assert.Equal(t, 128, wire.publishWindow(c), "64 KiB bodies: 8 MiB per publisher")
+	assert.Equal(t, 128, wire.publishWindow(c, nil), "64 KiB bodies: 8 MiB per publisher")
 	c.Size, c.Publishers = 100, 16
-	assert.Equal(t, 1024, wire.publishWindow(c), "16 x 1024 messages is within the case cap")
+	assert.Equal(t, 1024, wire.publishWindow(c, nil), "16 x 1024 messages is within the case cap")
 	c.Publishers = 400
-	assert.Equal(t, 40, wire.publishWindow(c), "unshaped: 16 Ki messages for the whole case")
+	assert.Equal(t, 40, wire.publishWindow(c, nil), "unshaped: 16 Ki messages for the whole case")
 	c.Size = 5120
-	assert.Equal(t, 8, wire.publishWindow(c), "unshaped: 16 MiB of bodies for the whole case")
+	assert.Equal(t, 8, wire.publishWindow(c, nil), "unshaped: 16 MiB of bodies for the whole case")
 	c.Size = 100
 	c.Publishers = 50
-	assert.Equal(t, 12, wifi.publishWindow(c), "1 Mbit/s: 62500 B per case, 1250 B per publisher")
+	assert.Equal(t, 12, wifi.publishWindow(c, nil), "1 Mbit/s: 62500 B per case, 1250 B per publisher")
 	c.Size = 5120
-	assert.Equal(t, 1, wifi.publishWindow(c), "at least one message")
+	assert.Equal(t, 1, wifi.publishWindow(c, nil), "at least one message")
 	c.PublishWindow = 7
-	assert.Equal(t, 7, wifi.publishWindow(c), "the scenario's window wins")
+	assert.Equal(t, 7, wifi.publishWindow(c, nil), "the scenario's window wins")
+}
+
+func TestCoreNATSIsTCPBoundedOnlyWhenUnshaped(t *testing.T) {
+	c := scenario.Defaults()
+	c.Publishers, c.Size = 1, 100
+	c.Subscription, c.Delivery, c.Ack = scenario.NonDurable, scenario.NonPersistent, scenario.AckAuto
+	nats := &driver.NATS{}
+	wire := &network{profile: netem.Profile{Name: "wireline"}}
+	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
+	assert.Equal(t, driver.TCPBoundedWindow, wire.publishWindow(c, nats), "core NATS unshaped: TCP backpressure only")
+	assert.Equal(t, 625, wifi.publishWindow(c, nats), "core NATS on 1 Mbit/s keeps half a second of link time")
+	c.Delivery = scenario.Persistent
+	assert.Equal(t, driver.WindowMessages, wire.publishWindow(c, nats), "JetStream keeps the message window")
+	c.Delivery = scenario.NonPersistent
+	c.Subscription = scenario.Durable
+	assert.Equal(t, driver.WindowMessages, wire.publishWindow(c, nats), "a durable (JetStream) case keeps it too")
 }
 
 func TestNotSaturatedFlagOnCapacityCases(t *testing.T) {

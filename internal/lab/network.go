@@ -188,14 +188,15 @@ const linkQueueS = 0.5
 // case does not set one. On a shaped link the publishers share one budget
 // of linkQueueS of the link's rate (more only queues: 50 publishers must not
 // put 50 windows on a 1 Mbit/s link); elsewhere each publisher has the
-// driver default, within the case-wide guards (driver.UnshapedWindow).
-func (nw *network) publishWindow(c scenario.Case) int {
+// driver default, within the case-wide guards (driver.UnshapedWindowOf:
+// TCP backpressure only where the broker forwards or drops, d a TCPBounder).
+func (nw *network) publishWindow(c scenario.Case, d driver.Driver) int {
 	if c.PublishWindow > 0 {
 		return c.PublishWindow
 	}
 	pubs := max(c.Publishers, 1)
 	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
-		return driver.UnshapedWindow(pubs, c.Size)
+		return driver.UnshapedWindowOf(d, c.Factors, pubs)
 	}
 	budget := int(nw.profile.RateKbit * 1000 / 8 * linkQueueS)
 	return driver.WindowFor(budget/pubs, c.Size)
