@@ -284,12 +284,16 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 			}
 			continue
 		}
-		nw, err := openNetwork(ctx, netName, o.LabName, (len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil) || p.inMemoryOnly(o), o.BrokerPID, p.remote, log)
+		use := throughLab
+		switch {
+		case p.inMemoryOnly(o):
+			use = hostInMemory
+		case len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil:
+			use = hostExternal
+		}
+		nw, err := openNetwork(ctx, netName, o.LabName, use, o.BrokerPID, p.remote, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
-		}
-		if p.inMemoryOnly(o) {
-			nw.external = false // in memory: no broker at all, external or not (the path is loopback)
 		}
 		for _, bName := range p.Brokers {
 			err := lr.runBroker(ctx, nw, bName)

@@ -36,15 +36,26 @@ const verifyDuration = 5 * time.Second
 // openNetwork sets up network name. hostNetwork: an external broker reached
 // over the host network (wireline only); brokerPID: the broker side of the
 // lab is that process's network namespace.
-func openNetwork(ctx context.Context, name, labName string, hostNetwork bool, brokerPID int, remote remoteBrokers, log io.Writer) (*network, error) {
+// hostUse says whether a network runs on the host's own network instead
+// of through the lab, and why.
+type hostUse int
+
+const (
+	throughLab   hostUse = iota // the lab's router (loopback without root)
+	hostExternal                // an external broker (--url) over the host network, by choice
+	hostInMemory                // a simulated broker: nothing crosses a network
+)
+
+func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerPID int, remote remoteBrokers, log io.Writer) (*network, error) {
 	p, err := netem.LoadProfile(name)
 	if err != nil {
 		return nil, err
 	}
 	nw := &network{profile: p}
-	if hostNetwork && !p.Shaped() {
-		fmt.Fprintf(log, "note: external or in-memory broker: running %s over the host network\n", name)
-		nw.host, nw.external = broker.LoopbackHost{}, true
+	if use != throughLab && !p.Shaped() {
+		what := map[hostUse]string{hostExternal: "external", hostInMemory: "in-memory"}[use]
+		fmt.Fprintf(log, "note: %s broker: running %s over the host network\n", what, name)
+		nw.host, nw.external = broker.LoopbackHost{}, use == hostExternal
 		return nw, nil
 	}
 	if err := netem.Supported(); err != nil {
