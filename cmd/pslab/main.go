@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -94,10 +95,25 @@ func argsCheck(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 var cpuProfile string
 
+// gcPercent is pslab's GOGC unless the environment sets one. The load
+// client allocates per delivered message (nats.go copies each message), so
+// with Go's default of 100 the collector ran several times a second and
+// cost about a tenth of the client's CPU on a saturated unshaped path
+// (docs/design.md, "The load client's own cost"); its live heap is small
+// (tens of MB), so a heap five times the live one costs little memory.
+const gcPercent = 400
+
+func setGCPercent() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+}
+
 func init() {
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return badInput(err) })
 	rootCmd.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of pslab (the client side) to this file")
 	rootCmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		setGCPercent()
 		if cpuProfile == "" {
 			return nil
 		}

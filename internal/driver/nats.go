@@ -223,6 +223,7 @@ func (n *natsDialer) Dial(network, addr string) (net.Conn, error) {
 		n.mu.Unlock()
 		if n.w != nil {
 			n.w.sock.Store(&c)
+			n.w.dials.Add(1)
 		}
 	}
 	return c, err

@@ -43,8 +43,8 @@ type natsPublisher struct {
 	// by a PONG and the publisher waits only when the oldest is not back.
 	sinceFlush int
 	flushes    []*flushOp
-	// core confirmation, per connection: gen is nats.go's reconnect count
-	// when the sends were handed over; handed of them were, confirmed of
+	// core confirmation, per connection: gen is the watch's count of
+	// sockets dialed (natsWatch.conns) when the sends were handed over; handed of them were, confirmed of
 	// those are covered by a PONG of the same connection.
 	gen       uint64
 	handed    uint64
@@ -67,16 +67,24 @@ var errConnLost = errors.New("connection lost during flush")
 
 // Publisher implements Driver.
 func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
+	window := s.Window
+	if window <= 0 {
+		window = UnshapedWindowOf(d, s.Case.Factors, 1)
+	}
+	// pslab makes its subjects itself (natsSubjectFor, from sanitized
+	// names), so nats.go's check of every subject on every publish (3 % of
+	// the client's CPU on loopback) is skipped.
+	opts := []nats.Option{nats.ReconnectBufSize(-1), nats.SkipSubjectValidation()}
+	if window == TCPBoundedWindow {
+		opts = append(opts, nats.WriteBufferSize(tcpBoundedWriteBuffer(s.Case.Factors.Publishers)))
+	}
 	w := &natsWatch{}
-	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-pub-%d", s.ID), w, nats.ReconnectBufSize(-1))
+	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-pub-%d", s.ID), w, opts...)
 	if err != nil {
 		return nil, err
 	}
-	p := &natsPublisher{nc: nc, watch: w, window: s.Window, subjects: natsPubSubjects(s),
-		allTopic: s.Case.Factors.TopicRoundRobin, gen: reconnects(nc)}
-	if p.window <= 0 {
-		p.window = UnshapedWindowOf(d, s.Case.Factors, 1)
-	}
+	p := &natsPublisher{nc: nc, watch: w, window: window, subjects: natsPubSubjects(s),
+		allTopic: s.Case.Factors.TopicRoundRobin, gen: w.conns()}
 	if s.Case.Factors.Delivery == scenario.Persistent {
 		// All publishers of a case feed one stream, whose ingest queue
 		// nats-server bounds (100 000 messages by default; beyond it
@@ -93,8 +101,6 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 	}
 	return p, nil
 }
-
-func reconnects(nc *nats.Conn) uint64 { return nc.Stats().Reconnects }
 
 // ConnStats implements ConnReporter.
 func (p *natsPublisher) ConnStats() ConnStats { return p.watch.log.stats() }
@@ -191,7 +197,7 @@ func (p *natsPublisher) publishCore(ctx context.Context, subj string, body []byt
 // sync notices a reconnect since the last send: what the old connection
 // had not confirmed is in doubt.
 func (p *natsPublisher) sync() {
-	if g := reconnects(p.nc); g != p.gen {
+	if g := p.watch.conns(); g != p.gen {
 		p.watch.log.addInDoubt(int64(p.handed - p.confirmed))
 		p.gen, p.handed, p.confirmed = g, 0, 0
 		for _, op := range p.flushes { // their PONGs can confirm nothing now
@@ -209,7 +215,7 @@ func (p *natsPublisher) startFlush(ctx context.Context) {
 	go func() {
 		defer cancel()
 		op.err = p.nc.FlushWithContext(fctx)
-		if op.err == nil && reconnects(p.nc) != op.gen {
+		if op.err == nil && p.watch.conns() != op.gen {
 			op.err = errConnLost
 		}
 		close(op.done)
@@ -281,6 +287,17 @@ func (p *natsPublisher) awaitConnected(ctx context.Context) error {
 	}
 }
 
+// tcpBoundedWriteBuffer is the write buffer of each of pubs publishers
+// bounded by TCP backpressure only (TCPBoundedWindow, an unshaped path):
+// nats.go writes its buffer to the socket when it is full, and at the
+// default 32 KB (about 230 messages of 100 B) the write system calls were
+// a sixth of the load client's CPU on loopback. 1 MB cut the client's CPU
+// per message by about 13 % (results/nats-bench); the case's publishers
+// share 64 MB at most, and never less than nats.go's default each.
+func tcpBoundedWriteBuffer(pubs int) int {
+	return min(max(64<<20/max(pubs, 1), nats.DefaultWriteBufSize), 1<<20)
+}
+
 // jsIngestBudget is the total of outstanding JetStream publishes of all
 // publishers of a case: half of nats-server's default stream ingest queue.
 const jsIngestBudget = 50_000
@@ -350,7 +367,7 @@ func (p *natsPublisher) Flush(ctx context.Context) error {
 		}
 		gen, upTo := p.gen, p.handed
 		err := flushWithin(ctx, p.nc)
-		if err == nil && reconnects(p.nc) == gen {
+		if err == nil && p.watch.conns() == gen {
 			p.confirmed = upTo
 			return nil
 		}

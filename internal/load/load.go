@@ -211,6 +211,7 @@ type run struct {
 	windowStart, windowEnd atomic.Int64 // monotonic ns (epoch-relative); unset (max) during the warm-up
 	acct                   Accounting
 	pubSeries, subSeries   *metrics.Series
+	seriesStart            int64 // the series' start, epoch-relative ns
 	firstErr               atomic.Pointer[string]
 	publishErrors          atomic.Int64
 	inflight               *inFlight // nil: no in_flight bound
@@ -341,6 +342,7 @@ func (r *run) measure(ctx context.Context) *Result {
 	r.windowStart.Store(math.MaxInt64)
 	r.windowEnd.Store(math.MaxInt64)
 	r.pubSeries, r.subSeries = metrics.NewSeries(start), metrics.NewSeries(start)
+	r.seriesStart = int64(start.Sub(epoch))
 
 	var stop atomic.Bool
 	pctx, cancelPubs := context.WithCancel(ctx)

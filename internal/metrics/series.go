@@ -37,8 +37,11 @@ func NewSeries(start time.Time) *Series {
 
 // Add counts n events at time t. Events before the start are counted in
 // Early, events at or after SeriesMaxSeconds in Late.
-func (s *Series) Add(t time.Time, n int64) {
-	d := t.Sub(s.start)
+func (s *Series) Add(t time.Time, n int64) { s.AddAfter(t.Sub(s.start), n) }
+
+// AddAfter counts n events d after the start: Add for a caller that keeps
+// its own monotonic clock (no time.Time per event on a hot path).
+func (s *Series) AddAfter(d time.Duration, n int64) {
 	if d < 0 {
 		s.early.Add(n)
 		return
