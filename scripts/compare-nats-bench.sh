@@ -30,13 +30,17 @@ url="nats://pslab:${pw}@127.0.0.1:4222"
 start=$(date +%s)
 n=4000000
 for i in $(seq 1 "$rounds"); do
+  # nats-bench: 4 M messages of 100 B; its CPU time (user+system) from time(1).
+  nbout=$(taskset -c "$clients" /usr/bin/time -f 'cpu_s %U %S' "$bench" -s "$url" -np 1 -ns 1 -n "$n" -ms 100 pslab.bench 2>&1)
+  nb=$(awk '/^ Sub stats/{gsub(",","",$3); print $3}' <<<"$nbout")
+  nbcpu=$(awk -v n="$n" '/^cpu_s/{printf "%.3f", ($2+$3)*1e6/n}' <<<"$nbout")
   # pslab, default settings: a 10 s window after a 2 s warm-up (case 01,
   # core NATS unshaped: bounded by TCP backpressure like nats-bench), and
   # with the 1024-message PING/PONG window the other brokers keep (case 02). CPU µs
   # per message: its client CPU over the window / messages delivered in it.
   rm -rf /tmp/pslab-bench-run
   /tmp/pslab-bench run scenarios/bench-1-1-100.yaml --reps 1 --url "nats=$url" --out /tmp/pslab-bench-run >/dev/null 2>&1
-  read -r ps subj <<<"$(python3 - "$clients" <<'PY'
+  ps=$(python3 - "$clients" <<'PY'
 import json, sys
 recs = {r["case"]: r for r in map(json.loads, open("/tmp/pslab-bench-run/records.jsonl"))}
 out = []
@@ -47,38 +51,39 @@ for c in ("01", "02"):
         sys.exit(f"case {c}: pslab's clients ran on CPUs {cpus!r}, not {sys.argv[1]!r}")
     tput = r["result"]["sub_tput"]
     out += [str(round(tput)), f'{r["resources"]["client_cpu_pct"] / 100 * 1e6 / tput:.3f}']
-# pslab's subject of case 01 (internal/lab caserun.go prefix, driver subject)
-subj = f'pslab-{recs["01"]["run_id"]}-c01-r1.t0'
-print(",".join(out), subj)
+# pslab's subject of case 01: the case's prefix (internal/lab, caserun.go)
+# hashed by the NATS driver (natsRoot: FNV-1a 64 bits, mod 36^7, base 36).
+h = 0xcbf29ce484222325
+for b in f'pslab-{recs["01"]["run_id"]}-c01-r1'.encode():
+    h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
+h %= 36**7
+digits = ""
+while True:
+    h, d = divmod(h, 36)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"[d] + digits
+    if h == 0:
+        break
+print(" ".join(out), "p" + digits.rjust(7, "0") + ".t0")
 PY
-)"
-  ps=${ps//,/ }
-  # nats-bench: 4 M messages of 100 B; its CPU time (user+system) from
-  # time(1). Once on its short subject, once on one as long as pslab's
-  # (the same bytes on the wire per message).
-  nbres=()
-  for s in pslab.bench "$subj"; do
-    nbout=$(taskset -c "$clients" /usr/bin/time -f 'cpu_s %U %S' "$bench" -s "$url" -np 1 -ns 1 -n "$n" -ms 100 "$s" 2>&1)
-    nbres+=("$(awk '/^ Sub stats/{gsub(",","",$3); print $3}' <<<"$nbout")")
-    nbres+=("$(awk -v n="$n" '/^cpu_s/{printf "%.3f", ($2+$3)*1e6/n}' <<<"$nbout")")
-  done
-  echo "round $i nats-bench_sub,cpu_us ${nbres[0]} ${nbres[1]} pslab_default_sub,cpu_us,tcp_bounded_sub,cpu_us $ps nats-bench_same_subject_sub,cpu_us ${nbres[2]} ${nbres[3]} subject_len ${#subj}" | tee -a "$out/raw.txt"
+)
+  echo "round $i nats-bench_sub,cpu_us $nb $nbcpu pslab_default_sub,cpu_us,tcp_bounded_sub,cpu_us $ps" | tee -a "$out/raw.txt"
 done
 python3 - "$out" "$rounds" "$(( $(date +%s) - start ))" "$clients" "$brokers" <<'PY'
 import statistics, sys
 out, rounds, wall, clients, brokers = sys.argv[1:6]
-cols = {"nb": ([], []), "dflt": ([], []), "wide": ([], []), "nbs": ([], [])}
-sublen = set()
+cols = {"nb": ([], []), "dflt": ([], []), "wide": ([], [])}
+subjects = set()
 for line in open(f"{out}/raw.txt"):
     f = line.split()
-    for key, i in (("nb", 3), ("dflt", 6), ("wide", 8), ("nbs", 11)):
+    for key, i in (("nb", 3), ("dflt", 6), ("wide", 8)):
         cols[key][0].append(float(f[i])); cols[key][1].append(float(f[i + 1]))
-    sublen.add(f[14])
+    subjects.add(f[10])
+lens = ", ".join(sorted({str(len(x)) for x in subjects}))
 m = statistics.mean
-nb, nbs = m(cols["nb"][0]), m(cols["nbs"][0])
+nb = m(cols["nb"][0])
 def row(name, key):
     t, c = cols[key]
-    return f"| {name} | {m(t):,.0f} | {min(t):,.0f} | {max(t):,.0f} | {m(t)/nb:.2f} | {m(t)/nbs:.2f} | {m(c):.2f} |"
+    return f"| {name} | {m(t):,.0f} | {min(t):,.0f} | {max(t):,.0f} | {m(t)/nb:.2f} | {m(c):.2f} |"
 text = f"""# pslab vs nats-bench, 1 publisher / 1 subscriber / 100 B, core NATS, loopback
 
 Same nats-server (pslab's embedded nats-server, `pslab broker start nats`),
@@ -86,18 +91,17 @@ same machine, {rounds} interleaved rounds. The server on CPU(s) {brokers}, both 
 clients on CPU(s) {clients} (pslab's default CPU plan). Made by
 `bash scripts/compare-nats-bench.sh` (wall time {wall} s).
 
-| tool | subscriber msgs/s, mean | min | max | / nats-bench | / nats-bench, same subject length | client CPU µs per delivered msg |
-|---|---:|---:|---:|---:|---:|---:|
-{row("nats-bench (nats.go v1.55.0 example), subject pslab.bench (11 characters)", "nb")}
-{row(f"nats-bench, a subject as long as pslab's ({', '.join(sorted(sublen))} characters)", "nbs")}
+| tool | subscriber msgs/s, mean | min | max | / nats-bench | client CPU µs per delivered msg |
+|---|---:|---:|---:|---:|---:|
+{row("nats-bench (nats.go v1.55.0 example)", "nb")}
 {row("pslab, default settings: core NATS unshaped, bounded by TCP backpressure like nats-bench (case 01)", "dflt")}
 {row("pslab, publish window 1024 messages, pipelined PING/PONG (case 02)", "wide")}
 
-The subject travels with every message (PUB from the publisher, MSG to the
-subscriber): pslab's subjects carry the run, case and repetition
-(`pslab-<run id>-c01-r1.t0`), so its messages are longer on the wire than
-nats-bench's on `pslab.bench`. The second nats-bench row moves the same
-bytes per message as pslab; it is the like-for-like reference.
+The same bytes on the wire per message: nats-bench publishes on
+`pslab.bench` (11 characters), pslab on its case's subject
+({", ".join(sorted(subjects))}: {lens} characters; the NATS driver
+hashes the case's prefix into a short first token, internal/driver
+natsRoot, since the subject travels with every message).
 
 Client CPU per delivered message: nats-bench's user+system time (time(1))
 over the {4_000_000:,} messages it delivers; pslab's client CPU over the

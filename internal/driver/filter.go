@@ -16,7 +16,7 @@ import (
 //	header    refused (as property)                  SEND header correlation-id:c<v>
 //	                                                 (JMSCorrelationID); selector
 //	                                                 JMSCorrelationID = 'c<v>'
-//	subject   subject <prefix>.t<topic>.v<v>;        refused: Artemis filters with
+//	subject   subject <root>.t<topic>.v<v>;          refused: Artemis filters with
 //	          subscription / consumer FilterSubjects selectors; an address per value is
 //	          on the subject of the filter's value   the topics experiment
 //
@@ -24,8 +24,9 @@ import (
 // value on the subscriber's connection, or a consumer with one filter
 // subject per value (NATS). AND-filters: k properties p1..pk on every
 // message and a selector p1 = '..' AND ... of and_terms terms (Artemis); a
-// k-token subject <prefix>.t<topic>.P1.P2...Pk and a filter subject with
-// the first and_terms tokens literal and '>' for the rest (NATS).
+// k-token subject <root>.t<topic>.P1.P2...Pk and a filter subject with
+// the first and_terms tokens literal and '>' for the rest (NATS). <root> is
+// the case's subject root (natsRoot: its prefix, hashed short).
 
 // filterProp is the application property of property filters.
 const filterProp = "flt"
@@ -110,13 +111,13 @@ func natsSubjectFor(prefix string, f scenario.Factors, t, v int) string {
 		return subject(prefix, t, -1)
 	case f.FilterForm == scenario.FormAnd:
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s.t%d", prefix, t)
+		fmt.Fprintf(&b, "%s.t%d", natsRoot(prefix), t)
 		for _, p := range f.AndProps(v) {
 			fmt.Fprintf(&b, ".%d", p)
 		}
 		return b.String()
 	}
-	return fmt.Sprintf("%s.t%d.v%d", prefix, t, v)
+	return fmt.Sprintf("%s.t%d.v%d", natsRoot(prefix), t, v)
 }
 
 // natsFilterSubjects are the subjects a filter subscriber subscribes to:
@@ -125,7 +126,7 @@ func natsSubjectFor(prefix string, f scenario.Factors, t, v int) string {
 func natsFilterSubjects(prefix string, f scenario.Factors, t int, values []int) []string {
 	if f.FilterForm == scenario.FormAnd {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s.t%d", prefix, t)
+		fmt.Fprintf(&b, "%s.t%d", natsRoot(prefix), t)
 		props := f.AndProps(values[0])
 		for _, p := range props[:f.AndTerms] {
 			fmt.Fprintf(&b, ".%d", p)
@@ -151,13 +152,13 @@ func natsFilterMechanism(f scenario.Factors) string {
 	var s string
 	switch f.FilterForm {
 	case scenario.FormAnd:
-		s = fmt.Sprintf("AND-filter as subject tokens: a message goes to the %d-token subject <prefix>.t0.P1...P%d (P%d = value+1, the others 0); "+
+		s = fmt.Sprintf("AND-filter as subject tokens: a message goes to the %d-token subject <root>.t0.P1...P%d (P%d = value+1, the others 0); "+
 			"a subscriber's filter subject has the first %d tokens literal and '>' for the rest (%s)", f.AndProperties, f.AndProperties, f.AndPos(), f.AndTerms, sub)
 	case scenario.FormOr:
-		s = fmt.Sprintf("subject filter: a message goes to <prefix>.t0.v<value>; an OR-filter of %d values is %d subjects on one subscriber "+
+		s = fmt.Sprintf("subject filter: a message goes to <root>.t0.v<value>; an OR-filter of %d values is %d subjects on one subscriber "+
 			"(core: one subscription per subject on its connection; JetStream: one consumer with %d FilterSubjects): NATS has no OR over arbitrary values", f.OrValues, f.OrValues, f.OrValues)
 	default:
-		s = "subject filter: a message goes to <prefix>.t0.v<value>; a subscriber filters by subscribing to the subject of its value (" + sub + ")"
+		s = "subject filter: a message goes to <root>.t0.v<value>; a subscriber filters by subscribing to the subject of its value (" + sub + ")"
 	}
 	return s + "; nats-server matches a subject against its subscription trie (sublist, with a cache of recent results), not against each subscription in turn"
 }

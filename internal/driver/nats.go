@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -123,12 +125,26 @@ func streamName(prefix string) string { return prefix }
 // adminTimeout bounds one JetStream admin request.
 const adminTimeout = time.Minute
 
+// natsRoot is the first token of a case's subjects: its prefix
+// (pslab-<run>-c<case>-r<rep>, about 20 characters) hashed to "p" and 7
+// base-36 digits. The subject travels with every message, twice (PUB and
+// MSG): the readable prefix made pslab's 100 B messages a sixth longer on
+// the wire than nats-bench's and cost as much client CPU as all of pslab's
+// accounting (results/nats-bench). The stream keeps the readable prefix as
+// its name; two case runs share a root with odds of one in 36^7.
+func natsRoot(prefix string) string {
+	h := fnv.New64a()
+	h.Write([]byte(prefix))
+	const space = 36 * 36 * 36 * 36 * 36 * 36 * 36
+	return fmt.Sprintf("p%07s", strconv.FormatUint(h.Sum64()%space, 36))
+}
+
 // subject of a topic, and of a selector value within it.
 func subject(prefix string, topic, sel int) string {
 	if sel < 0 {
-		return fmt.Sprintf("%s.t%d", prefix, topic)
+		return fmt.Sprintf("%s.t%d", natsRoot(prefix), topic)
 	}
-	return fmt.Sprintf("%s.t%d.s%d", prefix, topic, sel)
+	return fmt.Sprintf("%s.t%d.s%d", natsRoot(prefix), topic, sel)
 }
 
 // Prepare implements Driver: creates the case's stream unless it is core.
@@ -162,7 +178,7 @@ func streamConfig(c CaseSpec) jetstream.StreamConfig {
 	}
 	return jetstream.StreamConfig{
 		Name:      streamName(c.Prefix),
-		Subjects:  []string{c.Prefix + ".>"},
+		Subjects:  []string{natsRoot(c.Prefix) + ".>"},
 		Storage:   storage,
 		Retention: jetstream.InterestPolicy,
 		Discard:   jetstream.DiscardOld,
