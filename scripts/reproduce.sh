@@ -20,7 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-results/gaddah-kunz-repro}
 pslab=/tmp/pslab-reproduce
-go build -o "$pslab" ./cmd/pslab
+# -buildvcs=true: records and parts.log name the commit pslab was built
+# from, even where GOFLAGS turns VCS stamping off.
+go build -buildvcs=true -o "$pslab" ./cmd/pslab
 mkdir -p "$out"
 if [ -f "$out/run.json" ]; then
   cmd=("$pslab" run --resume "$out")
@@ -32,7 +34,7 @@ start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 t0=$(date +%s)
 rc=0
 "${cmd[@]}" >>"$out/summary.txt" 2>>"$out/progress.log" || rc=$?
-echo "part: start $start, $(( $(date +%s) - t0 )) s, exit $rc, pslab $("$pslab" version 2>/dev/null | head -1), $(hostname), $(nproc) cores, kernel $(uname -r), command: pslab ${cmd[*]:1}" >>"$out/parts.log"
+echo "part: start $start, $(( $(date +%s) - t0 )) s, exit $rc, pslab $("$pslab" version 2>/dev/null | head -1), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown), $(hostname), $(nproc) cores, kernel $(uname -r), command: pslab ${cmd[*]:1}" >>"$out/parts.log"
 tail -1 "$out/parts.log"
 if [ "$rc" -ne 0 ]; then
   echo "not finished (exit $rc): run this script again to continue" >&2

@@ -44,8 +44,9 @@ type natsPublisher struct {
 	sinceFlush int
 	flushes    []*flushOp
 	// core confirmation, per connection: gen is the watch's count of
-	// sockets dialed (natsWatch.conns) when the sends were handed over; handed of them were, confirmed of
-	// those are covered by a PONG of the same connection.
+	// sockets dialed (natsWatch.conns) when the sends were handed over;
+	// handed of them were, confirmed of those are covered by a PONG of the
+	// same connection.
 	gen       uint64
 	handed    uint64
 	confirmed uint64

@@ -133,12 +133,13 @@ func (lr *labRun) runBrokerParallel(ctx context.Context, nws []*network, bName s
 		return nil
 	}
 	errs := make([]error, len(nws))
-	var wg sync.WaitGroup
+	var wg, started sync.WaitGroup
+	started.Add(len(nws))
 	for i, nw := range nws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = lr.labWorker(ctx, sh, nw, bName, len(nws))
+			errs[i] = lr.labWorker(ctx, sh, nw, bName, len(nws), &started)
 			if errs[i] != nil {
 				sh.stop()
 			}
@@ -152,18 +153,24 @@ func (lr *labRun) runBrokerParallel(ctx context.Context, nws []*network, bName s
 }
 
 // labWorker starts broker bName in the lab of nw and runs rows taken from
-// the shared schedule until it has none left.
-func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network, bName string, labs int) error {
+// the shared schedule until it has none left. No lab measures before
+// every lab's broker has started (and run its warm-up case, if asked):
+// brokers starting beside a measurement disturbed it (four Artemis JVMs
+// starting at once took 97 % of a 2-core machine, results/parallel-check).
+func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network, bName string, labs int, started *sync.WaitGroup) error {
 	wl := *lr // this lab's broker instance is named after the lab
 	wl.o.LabName = nw.lab.Prefix()
 	s, stop, err := wl.startSession(ctx, nw, bName)
 	if err != nil {
+		started.Done()
 		return fmt.Errorf("lab %s: %w", wl.o.LabName, err)
 	}
 	defer stop()
 	if lr.o.WarmupRun {
 		warmUp(ctx, wl.o, s.drv, lr.p, bName, lr.runID)
 	}
+	started.Done()
+	started.Wait()
 	for {
 		r, rep, order := sh.take(ctx)
 		if r == nil { // done, stopped, or ctx ended (runBrokerParallel says so once)
