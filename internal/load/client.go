@@ -90,7 +90,7 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 			p.sentInWindow++
 			p.sentToWindow[topic][max(sel, 0)].Add(1)
 		}
-		r.pubSeries.AddAfter(time.Duration(sentAt-r.seriesStart), 1)
+		r.pubSeries.Add(time.Duration(sentAt-r.seriesStart), 1)
 	}
 	if err := p.conn.Flush(ctx); err != nil && ctx.Err() == nil {
 		r.noteErr(err)
@@ -170,7 +170,7 @@ func (r *run) deliver(s *subState, d driver.Delivery) {
 	if r.inWindow(st.SentNanos) {
 		s.hist.Record(time.Duration(t - st.SentNanos))
 	}
-	r.subSeries.AddAfter(time.Duration(t-r.seriesStart), 1)
+	r.subSeries.Add(time.Duration(t-r.seriesStart), 1)
 }
 
 // result gathers counts and metrics; subscribers may still be delivering

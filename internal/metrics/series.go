@@ -35,13 +35,11 @@ func NewSeries(start time.Time) *Series {
 	return s
 }
 
-// Add counts n events at time t. Events before the start are counted in
-// Early, events at or after SeriesMaxSeconds in Late.
-func (s *Series) Add(t time.Time, n int64) { s.AddAfter(t.Sub(s.start), n) }
-
-// AddAfter counts n events d after the start: Add for a caller that keeps
-// its own monotonic clock (no time.Time per event on a hot path).
-func (s *Series) AddAfter(d time.Duration, n int64) {
+// Add counts n events d after the start (a duration, not a time.Time:
+// callers on the per-message path keep their own monotonic clock). Events
+// before the start are counted in Early, events at or after
+// SeriesMaxSeconds in Late.
+func (s *Series) Add(d time.Duration, n int64) {
 	if d < 0 {
 		s.early.Add(n)
 		return
