@@ -37,8 +37,24 @@ rc=0
 echo "part: start $start, $(( $(date +%s) - t0 )) s, exit $rc, pslab $("$pslab" version 2>/dev/null | head -1), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown), $(hostname), $(nproc) cores, kernel $(uname -r), command: pslab ${cmd[*]:1}" >>"$out/parts.log"
 tail -1 "$out/parts.log"
 if [ "$rc" -ne 0 ]; then
+  # What has run so far, with the validity table, so that an unfinished
+  # run can be read between parts (REPORT.md replaces it at the end).
+  sets=()
+  for s in "$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2; do
+    [ -s "$s/records.jsonl" ] && sets+=("$s")
+  done
+  if [ ${#sets[@]} -gt 0 ] && "$pslab" report "${sets[@]}" --out "$out/REPORT-partial.md.tmp" 2>/dev/null; then
+    { echo "> **PARTIAL**: written when part $(grep -c '^part:' "$out/parts.log") stopped (exit $rc)."
+      echo "> Only the rows that have run so far are here, with the repetitions they have so far;"
+      echo "> rows still to run are missing or short, and claims over them are not measurable."
+      echo "> REPORT.md replaces this file when every repetition is done."
+      echo
+      cat "$out/REPORT-partial.md.tmp"; } >"$out/REPORT-partial.md"
+  fi
+  rm -f "$out/REPORT-partial.md.tmp"
   echo "not finished (exit $rc): run this script again to continue" >&2
   exit "$rc"
 fi
+rm -f "$out/REPORT-partial.md"
 "$pslab" report "$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2 --out "$out/REPORT.md"
 "$pslab" plot "$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2 --out "$out/plots"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"strings"
 	"time"
@@ -68,11 +69,15 @@ func modelMeasure(cmd *cobra.Command, f runFlags, dir, exps string) error {
 	if err != nil {
 		return err
 	}
-	return henjes.Measure(cmd.Context(), plans, henjes.Options{
+	// One signal watch for every experiment: the first SIGINT stops the
+	// whole measurement, not only the experiment in progress.
+	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
+	defer stop()
+	return henjes.Measure(ctx, plans, henjes.Options{
 		Experiments: names, Brokers: opts.Brokers, Out: f.out,
 		Command: "pslab " + strings.Join(os.Args[1:], " "),
 		Run: func(p lab.Plan, bundle string) error {
-			return runPlans(cmd, []lab.Plan{p}, opts, bundle)
+			return runPlansIn(ctx, cmd, []lab.Plan{p}, opts, bundle)
 		},
 		Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 	})

@@ -182,10 +182,16 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 }
 
 // runPlans runs validated plans one after the other and prints a summary
-// of each.
+// of each; the first SIGINT or SIGTERM stops them all.
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
+	return runPlansIn(ctx, cmd, plans, opts, out)
+}
+
+// runPlansIn is runPlans under a context the caller made interruptible
+// (a command that runs plans in several calls stops at the first signal).
+func runPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	failed := 0
 	for _, p := range plans {
 		o := opts

@@ -36,8 +36,15 @@ func startSignalRun(t *testing.T, bin, suite, lab string, extra ...string) *sign
 	dir := t.TempDir()
 	file := filepath.Join(dir, "suite.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(suite), 0o644))
-	r := &signalRun{stderr: &lockedBuffer{}, out: filepath.Join(dir, "out"), cache: filepath.Join(dir, "cache"), lab: lab}
-	args := append([]string{"run", file, "--out", r.out, "--lab", lab, "-v"}, extra...)
+	out := filepath.Join(dir, "out")
+	return startSignalCommand(t, bin, dir, lab, out, append([]string{"run", file, "--out", out, "--lab", lab, "-v"}, extra...)...)
+}
+
+// startSignalCommand starts bin with args (which write to out, in lab),
+// with the cache in dir.
+func startSignalCommand(t *testing.T, bin, dir, lab, out string, args ...string) *signalRun {
+	t.Helper()
+	r := &signalRun{stderr: &lockedBuffer{}, out: out, cache: filepath.Join(dir, "cache"), lab: lab}
 	r.cmd = exec.Command(bin, args...)
 	r.cmd.Env = append(os.Environ(), "PSLAB_CACHE="+r.cache)
 	r.cmd.Stderr = r.stderr
@@ -177,6 +184,31 @@ func TestSIGINTInWindowRecordsInterrupted(t *testing.T) {
 		assert.Zero(t, g.Reps, "an interrupted run is no result")
 	}
 	assert.Contains(t, r.stderr.String(), "INTERRUPTED")
+	r.checkNothingLeft(t)
+}
+
+// TestSIGINTStopsEveryModelExperiment: the first SIGINT stops `pslab model
+// measure` as a whole, with exit code 130. Before, each experiment had its
+// own signal watch: SIGINT stopped the experiment in progress and the
+// command went on with the next one (seen in the henjes reference run).
+func TestSIGINTStopsEveryModelExperiment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs pslab (heavy: run under /tmp/pslab-heavy.lock)")
+	}
+	bin := buildPslab(t)
+	dir := t.TempDir()
+	for _, e := range []string{"publishers", "subscribers"} {
+		suite := strings.Replace(windowHourSuite, "suite: interrupt", "suite: henjes-"+e, 1)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "henjes-"+e+".yaml"), []byte(suite), 0o644))
+	}
+	out := filepath.Join(dir, "out")
+	r := startSignalCommand(t, bin, dir, "sigmodel", out, "model", "measure", "--scenarios", dir,
+		"--experiments", "publishers,subscribers", "--broker", "nats", "--out", out, "--lab", "sigmodel", "-v")
+	r.waitFor(t, "starting nats")
+	time.Sleep(time.Second) // into the unrecorded warm-up run of the first case, an hour long
+	assert.Equal(t, 130, r.signal(t, syscall.SIGINT), r.stderr.String())
+	assert.Contains(t, r.stderr.String(), "suite henjes-publishers")
+	assert.NotContains(t, r.stderr.String(), "suite henjes-subscribers", "the next experiment must not start")
 	r.checkNothingLeft(t)
 }
 

@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"fmt"
+
 	"pslab/internal/load"
 	"pslab/internal/results"
 )
@@ -26,8 +28,12 @@ func accountingFlags(res *load.Result) []results.Flag {
 		return flags
 	}
 	if !res.DrainComplete {
-		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d",
-			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost))
+		cut := ""
+		if a.Drain.FlushCut {
+			cut = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s, so lost may include sends the broker never received", a.Drain.FlushS)
+		}
+		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d%s",
+			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost, cut))
 	}
 	if c.Backlog > 0 {
 		flags = append(flags, results.NewFlag(results.FlagBacklog, "%d deliveries still queued at the broker when the drain ended (by its own count; not lost)", c.Backlog))

@@ -41,6 +41,21 @@ type Drain struct {
 	Ended  string  `json:"ended"`   // DrainComplete, DrainStalled, DrainBound, DrainCancelled
 	StallS float64 `json:"stall_s"` // the no-progress bound when it ended
 	BoundS float64 `json:"bound_s"` // the upper bound
+	// FlushS is how long after the window's end every publisher's sends
+	// were confirmed by the broker (or the flush was cut); FlushCut says
+	// the drain's upper bound cut a flush: sends the broker never
+	// confirmed may then be counted as lost.
+	FlushS   float64 `json:"flush_s"`
+	FlushCut bool    `json:"flush_cut,omitempty"`
+}
+
+// maxDrain is how far beyond the case's drain the flush and the drain may
+// go (Config.MaxDrain, default DefaultMaxDrain).
+func (r *run) maxDrain() time.Duration {
+	if r.cfg.MaxDrain > 0 {
+		return r.cfg.MaxDrain
+	}
+	return DefaultMaxDrain
 }
 
 // stallBound is how long the drain waits for the next delivery while
@@ -72,11 +87,8 @@ func (r *run) windowDeliveryRate() float64 {
 // whether every expected delivery arrived.
 func (r *run) drain(ctx context.Context, start, windowEnd time.Time, expected int64) bool {
 	c := r.cfg.Case
-	maxDrain := r.cfg.MaxDrain
-	if maxDrain <= 0 {
-		maxDrain = DefaultMaxDrain
-	}
 	d := &r.acct.Drain
+	maxDrain := r.maxDrain()
 	d.BoundS = (c.Drain + maxDrain).Seconds()
 	last := expected - r.received()
 	lastProgress := time.Now()

@@ -21,6 +21,10 @@ import (
 type holdingDriver struct {
 	deliverUpTo int64
 	drop        bool
+	// flushDelay > 0: a publisher's sends reach the broker only when its
+	// Flush has waited flushDelay (they sat in its socket, crossing a slow
+	// link); a Flush cancelled before that leaves them unsent.
+	flushDelay time.Duration
 
 	mu   sync.Mutex
 	subs []*holdingSub
@@ -70,16 +74,38 @@ func (d *holdingDriver) route(topic int, body []byte) {
 }
 
 type holdingPub struct {
-	d    *holdingDriver
-	spec driver.PubSpec
+	d       *holdingDriver
+	spec    driver.PubSpec
+	pending []driver.Message // not yet at the broker (flushDelay > 0)
 }
 
 func (p *holdingPub) Publish(_ context.Context, m driver.Message) error {
+	if p.d.flushDelay > 0 {
+		m.Body = append([]byte(nil), m.Body...)
+		p.pending = append(p.pending, m)
+		return nil
+	}
 	p.d.route(driver.MessageTopic(p.spec, m), m.Body)
 	return nil
 }
-func (p *holdingPub) Flush(context.Context) error { return nil }
-func (p *holdingPub) Close() error                { return nil }
+
+func (p *holdingPub) Flush(ctx context.Context) error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(p.d.flushDelay):
+	}
+	for _, m := range p.pending {
+		p.d.route(driver.MessageTopic(p.spec, m), m.Body)
+	}
+	p.pending = nil
+	return nil
+}
+
+func (p *holdingPub) Close() error { return nil }
 
 type holdingConn struct{}
 
@@ -169,6 +195,42 @@ func TestAccountingDeliversEverything(t *testing.T) {
 	assert.Zero(t, n.Lost+n.Backlog+n.InFlight)
 	assert.Equal(t, n.DueInWindow, res.Latency.Count, "every message sent in the window has its latency counted")
 	assert.Positive(t, res.WarmupS)
+}
+
+// TestFlushOutlastsTheCaseDrain: sends still on their way to the broker
+// when the window ends (here they reach it only after a 400 ms flush, four
+// times the case's drain) are waited for, not counted as lost; a flush
+// that the drain's upper bound cuts is recorded as cut, and what it left
+// unsent counts as lost.
+func TestFlushOutlastsTheCaseDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		delay    time.Duration
+		maxDrain time.Duration
+		cut      bool
+	}{{"waited-for", 400 * time.Millisecond, 30 * time.Second, false}, {"cut-by-the-bound", time.Hour, 200 * time.Millisecond, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			hd := &holdingDriver{deliverUpTo: 1 << 40, flushDelay: tc.delay}
+			c := heldCase()
+			res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-flush", Driver: reportingDriver{hd}, Seed: 5, MaxDrain: tc.maxDrain})
+			require.NoError(t, err)
+			n, a := res.Counts, res.Accounting
+			require.NotNil(t, a)
+			require.Positive(t, n.Expected)
+			assert.Equal(t, tc.cut, a.Drain.FlushCut)
+			assert.Equal(t, n.Expected, n.Received+n.Backlog+n.InFlight+n.Lost, "every due delivery is accounted for once")
+			if tc.cut {
+				assert.Zero(t, n.Received, "the cut flush left every send unsent")
+				assert.Equal(t, n.Expected, n.Lost)
+				assert.False(t, res.DrainComplete)
+			} else {
+				assert.Equal(t, n.Expected, n.Received, "sends that reached the broker during the flush were delivered")
+				assert.Zero(t, n.Lost)
+				assert.True(t, res.DrainComplete)
+				assert.GreaterOrEqual(t, a.Drain.FlushS, tc.delay.Seconds(), "the flush waited for the sends")
+			}
+		})
+	}
 }
 
 func TestSplit(t *testing.T) {
