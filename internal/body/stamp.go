@@ -69,7 +69,7 @@ type Stamp struct {
 	Publisher uint32
 	Seq       uint64 // 1-based per publisher
 	SentNanos int64  // monotonic ns (the load engine's clock)
-	Sel       int16  // selector property value 0..99, or -1
+	Sel       int16  // selector value 0..99 or filter value 0..MaxFilterValues-1, or -1
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -156,8 +156,10 @@ func PeekStamp(b []byte) (Stamp, scenario.BodyType, error) {
 		Seq:       binary.BigEndian.Uint64(b[offSeq:]),
 		SentNanos: int64(binary.BigEndian.Uint64(b[offSent:])),
 	}
-	if s.Sel < -1 || s.Sel >= scenario.SelectorValues {
-		return Stamp{}, "", corrupt("selector value %d outside -1..%d", s.Sel, scenario.SelectorValues-1)
+	// Selector values are 0..99; filter values reach MaxFilterValues-1
+	// (Henjes's experiments use up to 160 and more).
+	if s.Sel < -1 || s.Sel >= scenario.MaxFilterValues {
+		return Stamp{}, "", corrupt("selector or filter value %d outside -1..%d", s.Sel, scenario.MaxFilterValues-1)
 	}
 	if s.Seq == 0 {
 		return Stamp{}, "", corrupt("sequence number 0 (sequences are 1-based)")

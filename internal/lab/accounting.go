@@ -32,6 +32,12 @@ func accountingFlags(res *load.Result) []results.Flag {
 		if a.Drain.FlushCut {
 			cut = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s, so lost may include sends the broker never received", a.Drain.FlushS)
 		}
+		if a.Drain.Ended == load.DrainBound && c.Lost > 0 {
+			cut += "; deliveries were still arriving when the drain's bound ended it, so lost may include messages still on their way (a core NATS server's per-client output buffer is not counted as held)"
+		}
+		if c.InDoubt > 0 && c.Lost > 0 {
+			cut += fmt.Sprintf("; %d send(s) in doubt (a publisher's connection dropped before the broker confirmed them), so lost may include sends the broker never received", c.InDoubt)
+		}
 		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d%s",
 			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost, cut))
 	}

@@ -4,48 +4,50 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"pslab/internal/driver"
 	"pslab/internal/load"
+	"pslab/internal/results"
 )
 
-func TestAccountingFlagsBacklogNotLoss(t *testing.T) {
-	steady := load.Steady{Levelled: true}
-	// A durable case whose broker still held 1770 deliveries: backlog, not
-	// lost, and the drain says why it ended.
-	r := record(10, 10, false, 0)
-	r.Result.Counts.Backlog = 1770
-	r.Result.Counts.SentInWindow, r.Result.Counts.DueInWindow, r.Result.Latency.Count = 500, 500, 100
-	r.Result.Accounting = &load.Accounting{Held: &driver.Held{Backlog: 1770}, Steady: steady,
-		Drain: load.Drain{Ended: load.DrainStalled, S: 7.5}}
-	fs := flagsFor(r)
-	assert.Equal(t, []string{"drain-incomplete", "backlog"}, flagNames(fs))
-	assert.Contains(t, fs[1].Detail, "1770")
-	assert.Contains(t, fs[0].Detail, "backlog 1770, in flight 0, lost 0")
-
-	// The broker could not be asked: lost may include backlog.
-	r = record(10, 10, false, 40)
-	r.Result.Counts.SentInWindow, r.Result.Counts.DueInWindow, r.Result.Latency.Count = 500, 500, 100
-	r.Result.Accounting = &load.Accounting{HeldError: "no answer", Steady: steady, Drain: load.Drain{Ended: load.DrainBound}}
-	assert.Equal(t, []string{"drain-incomplete", "lost-unverified"}, flagNames(flagsFor(r)))
-
-	// A warm-up that did not level off, and a window delivering an
-	// earlier backlog.
-	r = record(10, 10, true, 0)
-	r.Result.Counts.SentInWindow, r.Result.Counts.DueInWindow, r.Result.Latency.Count = 500, 500, 100
-	r.Result.Accounting = &load.Accounting{Held: &driver.Held{}, Steady: load.Steady{Why: "rising"}, SubExceedsPub: true, SubOverPub: 1.4}
-	assert.Equal(t, []string{"not-steady", "sub-exceeds-pub"}, flagNames(flagsFor(r)))
-
-	// Nothing sent in the window; or sent, but none of it arrived.
-	r = record(10, 10, true, 0)
-	r.Result.Accounting = &load.Accounting{Held: &driver.Held{}, Steady: steady}
-	assert.Equal(t, []string{"no-sends-in-window"}, flagNames(flagsFor(r)))
-	r.Result.Counts.SentInWindow, r.Result.Counts.DueInWindow = 365, 365
-	assert.Equal(t, []string{"no-latency"}, flagNames(flagsFor(r)))
-
-	// An older record (no accounting block) keeps its old flag, with the
-	// warning that its lost may include backlog.
-	fs = flagsFor(record(10, 10, false, 7))
-	assert.Equal(t, []string{"drain-incomplete"}, flagNames(fs))
-	assert.Contains(t, fs[0].Detail, "may include backlog")
+// TestDrainIncompleteSaysWhyLostMayBeUnsent: a drain-incomplete flag says
+// when lost may include sends the broker never received (a flush cut by
+// the drain's bound, a send in doubt after a dropped connection), and
+// says nothing of the kind otherwise.
+func TestDrainIncompleteSaysWhyLostMayBeUnsent(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cut      bool
+		inDoubt  int64
+		ended    string
+		contains []string
+		lacks    []string
+	}{
+		{"plain", false, 0, load.DrainStalled, nil, []string{"flush", "in doubt", "on their way"}},
+		{"flush-cut", true, 0, load.DrainStalled, []string{"cut the publishers' flush after 62.0 s"}, []string{"in doubt", "on their way"}},
+		{"in-doubt", false, 1, load.DrainStalled, []string{"1 send(s) in doubt"}, []string{"flush", "on their way"}},
+		{"still-arriving", false, 0, load.DrainBound, []string{"still on their way"}, []string{"flush", "in doubt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &load.Result{
+				Counts: load.Counts{Sent: 111, SentInWindow: 2, Expected: 111, Received: 110, Lost: 1, InDoubt: tc.inDoubt, DueInWindow: 2},
+				Accounting: &load.Accounting{
+					Held:   &driver.Held{},
+					Drain:  load.Drain{Ended: tc.ended, S: 64, FlushS: 62, FlushCut: tc.cut},
+					Steady: load.Steady{Levelled: true},
+				},
+			}
+			res.Latency.Count = 2
+			f, ok := results.Flagged(accountingFlags(res), results.FlagDrainIncomplete)
+			require.True(t, ok)
+			assert.Contains(t, f.Detail, "lost 1")
+			for _, s := range tc.contains {
+				assert.Contains(t, f.Detail, s)
+			}
+			for _, s := range tc.lacks {
+				assert.NotContains(t, f.Detail, s)
+			}
+		})
+	}
 }
