@@ -20,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-results/gaddah-kunz-repro}
 pslab=/tmp/pslab-reproduce
+setdirs=("$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2)
 # -buildvcs=true: records and parts.log name the commit pslab was built
 # from, even where GOFLAGS turns VCS stamping off.
 go build -buildvcs=true -o "$pslab" ./cmd/pslab
@@ -40,7 +41,7 @@ if [ "$rc" -ne 0 ]; then
   # What has run so far, with the validity table, so that an unfinished
   # run can be read between parts (REPORT.md replaces it at the end).
   sets=()
-  for s in "$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2; do
+  for s in "${setdirs[@]}"; do
     [ -s "$s/records.jsonl" ] && sets+=("$s")
   done
   if [ ${#sets[@]} -gt 0 ] && "$pslab" report "${sets[@]}" --out "$out/REPORT-partial.md.tmp" 2>/dev/null; then
@@ -56,5 +57,5 @@ if [ "$rc" -ne 0 ]; then
   exit "$rc"
 fi
 rm -f "$out/REPORT-partial.md"
-"$pslab" report "$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2 --out "$out/REPORT.md"
-"$pslab" plot "$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2 --out "$out/plots"
+"$pslab" report "${setdirs[@]}" --out "$out/REPORT.md"
+"$pslab" plot "${setdirs[@]}" --out "$out/plots"

@@ -23,11 +23,12 @@ type containerBroker struct {
 	port        int
 	userVar     string
 	passVar     string
+	query       string // of the URL: nats's monitoring port (docker/nats/nats.conf)
 }
 
 var containerBrokers = map[string]containerBroker{
-	"nats":    {"pslab-nats", "nats", 4222, "NATS_USER", "NATS_PASSWORD"},
-	"artemis": {"pslab-artemis", "stomp", 61613, "ARTEMIS_USER", "ARTEMIS_PASSWORD"},
+	"nats":    {"pslab-nats", "nats", 4222, "NATS_USER", "NATS_PASSWORD", "monitor=8222"},
+	"artemis": {"pslab-artemis", "stomp", 61613, "ARTEMIS_USER", "ARTEMIS_PASSWORD", ""},
 }
 
 // containerTarget is one resolved --container value.
@@ -145,7 +146,7 @@ func resolveContainers(vals []string, urls map[string]string, brokerPID int, env
 				problems = append(problems, fmt.Sprintf("--container %s: set %s and %s (as in .env, which pslab also reads from the working directory), or give --url %s=%s://USER:PASSWORD@10.77.2.2:%d",
 					v, cb.userVar, cb.passVar, name, cb.scheme, cb.port))
 			} else {
-				u := url.URL{Scheme: cb.scheme, User: url.UserPassword(user, pass), Host: "10.77.2.2:" + strconv.Itoa(cb.port)}
+				u := url.URL{Scheme: cb.scheme, User: url.UserPassword(user, pass), Host: "10.77.2.2:" + strconv.Itoa(cb.port), RawQuery: cb.query}
 				urls[name] = u.String()
 			}
 		}

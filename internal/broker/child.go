@@ -50,10 +50,23 @@ func serveNATS() error {
 	if err != nil {
 		return err
 	}
+	// HTTP monitoring, on the clients' address: the driver reads the
+	// output buffers of core subscribers from /connz (what the server
+	// still holds for them when a case's drain ends).
+	monitorHost, monitorPortStr, err := net.SplitHostPort(os.Getenv("PSLAB_NATS_MONITOR"))
+	if err != nil {
+		return fmt.Errorf("PSLAB_NATS_MONITOR: %w", err)
+	}
+	monitorPort, err := strconv.Atoi(monitorPortStr)
+	if err != nil {
+		return fmt.Errorf("PSLAB_NATS_MONITOR: %w", err)
+	}
 	opts := &server.Options{
 		ServerName: "pslab",
 		Host:       host,
 		Port:       port,
+		HTTPHost:   monitorHost,
+		HTTPPort:   monitorPort,
 		JetStream:  true,
 		StoreDir:   os.Getenv("PSLAB_NATS_STORE"),
 		Username:   os.Getenv("PSLAB_NATS_USER"),

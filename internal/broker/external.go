@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +13,10 @@ import (
 )
 
 // External is a broker pslab does not run: reached at a URL, with the
-// credentials in the URL's user info (nats://user:pass@host:4222).
+// credentials in the URL's user info (nats://user:pass@host:4222). A NATS
+// URL may name the server's HTTP monitoring port on the same host
+// (nats://user:pass@host:4222?monitor=8222): the driver then reads what the
+// server holds for core subscribers from it.
 type External struct {
 	name string
 	ep   driver.Endpoint
@@ -29,6 +33,15 @@ func NewExternal(name, rawURL string) (*External, error) {
 		return nil, fmt.Errorf("%s URL %q: want scheme://[user:password@]host:port", name, Redact(rawURL))
 	}
 	ep := driver.Endpoint{}
+	q := u.Query()
+	if m := q.Get("monitor"); m != "" {
+		if p, err := strconv.Atoi(m); err != nil || p <= 0 || p > 65535 {
+			return nil, fmt.Errorf("%s URL %q: monitor=%q: want the monitoring port, 1-65535", name, Redact(rawURL), m)
+		}
+		ep.MonitorURL = "http://" + net.JoinHostPort(u.Hostname(), m)
+		q.Del("monitor")
+		u.RawQuery = q.Encode()
+	}
 	if u.User != nil {
 		ep.User = u.User.Username()
 		ep.Password, _ = u.User.Password()

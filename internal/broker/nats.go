@@ -22,6 +22,10 @@ import (
 type NATSConfig struct {
 	// Port to listen on; 0 picks a free port on loopback, 4222 in a namespace.
 	Port int
+	// MonitorPort is the HTTP monitoring port (on the same address as the
+	// clients' port); 0 picks a free port on loopback, 8222 in a namespace.
+	// The driver reads core NATS subscribers' output buffers from it.
+	MonitorPort int
 	// StoreDir is the parent directory of the JetStream store (a fresh
 	// subdirectory is made per start and removed at Stop). Default: CacheDir().
 	StoreDir string
@@ -48,6 +52,7 @@ type NATS struct {
 	exited   chan struct{}
 	host     Host // set by Start, kept for Restart
 	addr     string
+	monitor  string // host:port of the HTTP monitoring endpoint
 	store    string // kept from Start to Stop, across Kill and Restart
 	password string
 	logPath  string
@@ -66,7 +71,8 @@ func (n *NATS) Version() string { return "nats-server " + server.VERSION }
 func (n *NATS) Settings() map[string]string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return map[string]string{"jetstream_store": n.store, "auth": "user/password (generated per start)"}
+	return map[string]string{"jetstream_store": n.store, "auth": "user/password (generated per start)",
+		"monitor": "http://" + n.monitor + " (connz: what the server holds for core subscribers)"}
 }
 
 // PID implements Broker. After a Restart it is the new process.
@@ -87,17 +93,15 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 		n.mu.Unlock()
 		return driver.Endpoint{}, errors.New("nats: already started")
 	}
-	port := n.cfg.Port
-	if port == 0 {
-		port = 4222
-		if _, loop := h.(LoopbackHost); loop {
-			p, err := freePort()
-			if err != nil {
-				n.mu.Unlock()
-				return driver.Endpoint{}, err
-			}
-			port = p
-		}
+	port, err := portOn(h, n.cfg.Port, 4222)
+	if err != nil {
+		n.mu.Unlock()
+		return driver.Endpoint{}, err
+	}
+	monitorPort, err := portOn(h, n.cfg.MonitorPort, 8222)
+	if err != nil {
+		n.mu.Unlock()
+		return driver.Endpoint{}, err
 	}
 	parent := n.cfg.StoreDir
 	if parent == "" {
@@ -117,6 +121,7 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	_ = os.WriteFile(filepath.Join(store, StoreOwnerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 	n.store, n.password, n.host = store, RandomSecret(), h
 	n.addr = net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
+	n.monitor = net.JoinHostPort(h.ListenIP(), strconv.Itoa(monitorPort))
 	n.logPath = n.cfg.LogFile
 	if n.logPath == "" {
 		n.logPath = filepath.Join(store, "nats-server.log")
@@ -136,7 +141,20 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 func (n *NATS) endpoint() driver.Endpoint {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return driver.Endpoint{URL: "nats://" + n.addr, User: "pslab", Password: n.password, Dialer: n.host.Dialer(), AdminDialer: adminDialer(n.host)}
+	return driver.Endpoint{URL: "nats://" + n.addr, User: "pslab", Password: n.password, Dialer: n.host.Dialer(), AdminDialer: adminDialer(n.host),
+		MonitorURL: "http://" + n.monitor}
+}
+
+// portOn is the port to listen on for h: the configured one, else a free
+// port on loopback (tests and runs share it), else def in a namespace.
+func portOn(h Host, configured, def int) (int, error) {
+	if configured != 0 {
+		return configured, nil
+	}
+	if _, loop := h.(LoopbackHost); loop {
+		return freePort()
+	}
+	return def, nil
 }
 
 // launchLocked starts the child process on n.host with n's address, store
@@ -155,6 +173,7 @@ func (n *NATS) launchLocked() (<-chan struct{}, error) {
 	cmd.Env = append(os.Environ(),
 		childEnv+"=nats-server",
 		"PSLAB_NATS_LISTEN="+n.addr,
+		"PSLAB_NATS_MONITOR="+n.monitor,
 		"PSLAB_NATS_STORE="+n.store,
 		"PSLAB_NATS_USER=pslab",
 		"PSLAB_NATS_PASSWORD="+n.password,

@@ -57,6 +57,11 @@ type Endpoint struct {
 	// connection instead of Dialer: from beside the broker, not over the
 	// emulated link.
 	AdminDialer Dialer
+	// MonitorURL is a NATS server's HTTP monitoring endpoint
+	// (http://host:port), reached with the admin dialer: Held reads the
+	// output buffers of core NATS subscribers from its /connz. "" when the
+	// server has none that pslab knows of.
+	MonitorURL string
 }
 
 // admin is the endpoint for administration connections.

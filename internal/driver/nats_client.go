@@ -59,7 +59,7 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 			}
 		}
 	}
-	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-sub-%d", s.ID), sub.watch)
+	nc, err := natsConnect(ctx, d.ep, subscriberConnName(s.Case, s.ID), sub.watch)
 	if err != nil {
 		return nil, err
 	}

@@ -9,13 +9,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Held implements HeldReporter. Core NATS holds nothing for a subscriber
-// (what it could not deliver is dropped); a JetStream case holds, per
-// consumer of its stream, NumPending (not yet delivered) plus
-// NumAckPending (delivered, not yet acknowledged).
+// Held implements HeldReporter. Core NATS keeps no backlog, but holds in
+// each subscriber connection's output buffer what the subscriber has not
+// taken yet (read from the server's monitoring endpoint, coreHeld); a
+// JetStream case holds, per consumer of its stream, NumPending (not yet
+// delivered) plus NumAckPending (delivered, not yet acknowledged).
 func (d *NATS) Held(ctx context.Context, c CaseSpec) (Held, error) {
 	if usesCore(c.Factors) {
-		return Held{Source: "core NATS holds nothing; undelivered messages are dropped"}, nil
+		if d.ep.MonitorURL == "" {
+			return Held{Source: "core NATS keeps no backlog; the server's output buffers are not counted (no monitoring endpoint)"}, nil
+		}
+		return coreHeld(ctx, d.ep, c)
 	}
 	h := Held{Source: "JetStream consumers: num_pending + num_ack_pending"}
 	st, err := d.js.Stream(ctx, streamName(c.Prefix))

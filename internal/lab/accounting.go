@@ -28,18 +28,18 @@ func accountingFlags(res *load.Result) []results.Flag {
 		return flags
 	}
 	if !res.DrainComplete {
-		cut := ""
+		why := ""
 		if a.Drain.FlushCut {
-			cut = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s, so lost may include sends the broker never received", a.Drain.FlushS)
+			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s, so lost may include sends the broker never received", a.Drain.FlushS)
 		}
 		if a.Drain.Ended == load.DrainBound && c.Lost > 0 {
-			cut += "; deliveries were still arriving when the drain's bound ended it, so lost may include messages still on their way (a core NATS server's per-client output buffer is not counted as held)"
+			why += "; deliveries were still arriving when the drain's bound ended it, so lost may include messages still on their way (held counts what the broker reports, not the kernel's socket buffers or the link)"
 		}
 		if c.InDoubt > 0 && c.Lost > 0 {
-			cut += fmt.Sprintf("; %d send(s) in doubt (a publisher's connection dropped before the broker confirmed them), so lost may include sends the broker never received", c.InDoubt)
+			why += fmt.Sprintf("; %d send(s) in doubt (a publisher's connection dropped before the broker confirmed them), so lost may include sends the broker never received", c.InDoubt)
 		}
 		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d%s",
-			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost, cut))
+			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost, why))
 	}
 	if c.Backlog > 0 {
 		flags = append(flags, results.NewFlag(results.FlagBacklog, "%d deliveries still queued at the broker when the drain ended (by its own count; not lost)", c.Backlog))

@@ -58,6 +58,12 @@ func (r *run) maxDrain() time.Duration {
 	return DefaultMaxDrain
 }
 
+// drainDeadline is the drain's upper bound, which also bounds the
+// publishers' flush: the case's drain plus maxDrain after the window's end.
+func (r *run) drainDeadline(windowEnd time.Time) time.Time {
+	return windowEnd.Add(r.cfg.Case.Drain + r.maxDrain())
+}
+
 // stallBound is how long the drain waits for the next delivery while
 // outstanding deliveries are still due.
 func (r *run) stallBound(outstanding int64) time.Duration {
@@ -88,8 +94,8 @@ func (r *run) windowDeliveryRate() float64 {
 func (r *run) drain(ctx context.Context, start, windowEnd time.Time, expected int64) bool {
 	c := r.cfg.Case
 	d := &r.acct.Drain
-	maxDrain := r.maxDrain()
-	d.BoundS = (c.Drain + maxDrain).Seconds()
+	deadline := r.drainDeadline(windowEnd)
+	d.BoundS = deadline.Sub(windowEnd).Seconds()
 	last := expected - r.received()
 	lastProgress := time.Now()
 	stall := r.stallBound(last)
@@ -109,7 +115,7 @@ func (r *run) drain(ctx context.Context, start, windowEnd time.Time, expected in
 		}
 		return false
 	}
-	r.waitUntil(ctx, windowEnd.Add(c.Drain+maxDrain), start, done)
+	r.waitUntil(ctx, deadline, start, done)
 	switch {
 	case d.Ended != "":
 	case ctx.Err() != nil:

@@ -370,7 +370,7 @@ func (r *run) measure(ctx context.Context) *Result {
 	go func() { wg.Wait(); close(flushed) }()
 	select {
 	case <-flushed:
-	case <-time.After(time.Until(windowEnd.Add(c.Drain + r.maxDrain()))):
+	case <-time.After(time.Until(r.drainDeadline(windowEnd))):
 		cancelPubs()
 		<-flushed
 		r.acct.Drain.FlushCut = true

@@ -74,12 +74,13 @@ func readState() (state, error) {
 	return st, json.Unmarshal(data, &st)
 }
 
-// start runs a detached nats-server on 127.0.0.1:4222.
+// start runs a detached nats-server on 127.0.0.1:4222, its monitoring on
+// 8222.
 func start(_ context.Context, out, _ io.Writer) error {
 	if st, err := readState(); err == nil && broker.ProcessAlive(st.PID) {
 		return fmt.Errorf("%s is already running (pid %d, %s); stop it first with `pslab broker stop %s`", Name, st.PID, st.URL, Name)
 	}
-	b := broker.NewNATS(broker.NATSConfig{Port: 4222, Detached: true})
+	b := broker.NewNATS(broker.NATSConfig{Port: 4222, MonitorPort: 8222, Detached: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ep, err := b.Start(ctx, broker.LoopbackHost{})
@@ -95,8 +96,8 @@ func start(_ context.Context, out, _ io.Writer) error {
 		_ = b.Stop(context.Background())
 		return err
 	}
-	fmt.Fprintf(out, "%s running, pid %d\nurl:      %s\nuser:     %s\npassword: %s\n(state in %s)\n",
-		Name, st.PID, st.URL, st.User, st.Password, StatePath())
+	fmt.Fprintf(out, "%s running, pid %d\nurl:      %s\nuser:     %s\npassword: %s\nmonitor:  %s (give --url nats=nats://USER:PASSWORD@127.0.0.1:4222?monitor=8222)\n(state in %s)\n",
+		Name, st.PID, st.URL, st.User, st.Password, ep.MonitorURL, StatePath())
 	return nil
 }
 

@@ -1,0 +1,126 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// What a core NATS server still holds for a case's subscribers: core NATS
+// keeps no backlog, but while a subscriber's link is slower than what it
+// is sent, the server queues the messages in that connection's output
+// buffer (up to its max_pending, 64 MiB, after which it closes the
+// connection as a slow consumer and they are lost). When a drain ends
+// with messages still in those buffers, they are on their way, not lost.
+// The server reports the buffer of each connection in bytes (connz
+// pending_bytes); coreHeld turns that into messages.
+
+// connzPage is the part of a /connz answer coreHeld reads.
+type connzPage struct {
+	Total int         `json:"total"`
+	Conns []connzConn `json:"connections"`
+}
+
+// connzConn is one connection of a /connz answer.
+type connzConn struct {
+	Name     string   `json:"name"`
+	Pending  int64    `json:"pending_bytes"`
+	OutMsgs  int64    `json:"out_msgs"`
+	OutBytes int64    `json:"out_bytes"`
+	NumSubs  int      `json:"subscriptions"`
+	Subs     []string `json:"subscriptions_list"`
+}
+
+// connzPageSize is how many connections one /connz request asks for.
+const connzPageSize = 1024
+
+// subscriberConnName is the connection name of a case's subscriber: the
+// case's subject root, so that Held finds the case's connections in connz.
+func subscriberConnName(c CaseSpec, id int) string {
+	return fmt.Sprintf("%s%d", subscriberConnPrefix(c), id)
+}
+
+func subscriberConnPrefix(c CaseSpec) string { return "pslab-sub-" + natsRoot(c.Prefix) + "-" }
+
+// coreHeld asks the server's monitoring endpoint (ep.MonitorURL, over the
+// admin dialer) for the output buffers of c's subscriber connections, in
+// messages.
+func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec) (Held, error) {
+	h := Held{Source: "core NATS: the server's output buffers of the case's subscriber connections (connz pending_bytes, in messages of the connection's mean frame size); " +
+		"what the kernel's socket buffers and the link hold is not counted"}
+	conns, err := connz(ctx, ep)
+	if err != nil {
+		return h, err
+	}
+	prefix := subscriberConnPrefix(c)
+	for _, cn := range conns {
+		if strings.HasPrefix(cn.Name, prefix) {
+			h.Backlog += cn.pendingMessages(c.Factors.Size)
+		}
+	}
+	return h, nil
+}
+
+// pendingMessages is how many messages the connection's pending bytes
+// hold: whole MSG frames ("MSG <subject> <sid> <size>\r\n<payload>\r\n")
+// of the connection's mean payload so far (size before it has sent any),
+// with its longest subject and sid. A frame partly written to the socket
+// counts as not held: its head is on its way.
+func (cn connzConn) pendingMessages(size int) int64 {
+	if cn.Pending <= 0 {
+		return 0
+	}
+	payload := int64(size)
+	if cn.OutMsgs > 0 {
+		payload = cn.OutBytes / cn.OutMsgs
+	}
+	subject := 0
+	for _, s := range cn.Subs {
+		subject = max(subject, len(s))
+	}
+	sid := len(strconv.Itoa(max(cn.NumSubs, 1)))
+	frame := int64(len("MSG ")+subject+1+sid+1+len(strconv.FormatInt(payload, 10))+len("\r\n\r\n")) + payload
+	return cn.Pending / frame
+}
+
+// connz reads every open connection of the server's /connz, page by page.
+func connz(ctx context.Context, ep Endpoint) ([]connzConn, error) {
+	dial := (&net.Dialer{}).DialContext
+	if d := ep.admin().Dialer; d != nil {
+		dial = d.DialContext
+	}
+	tr := &http.Transport{DialContext: dial, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	var all []connzConn
+	for offset := 0; ; {
+		q := url.Values{"subs": {"1"}, "offset": {strconv.Itoa(offset)}, "limit": {strconv.Itoa(connzPageSize)}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.MonitorURL+"/connz?"+q.Encode(), nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("connz: %w", err)
+		}
+		var page connzPage
+		err = json.NewDecoder(resp.Body).Decode(&page)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("connz: %s", resp.Status)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("connz: %w", err)
+		}
+		all = append(all, page.Conns...)
+		offset += len(page.Conns)
+		if len(page.Conns) == 0 || offset >= page.Total {
+			return all, nil
+		}
+	}
+}
