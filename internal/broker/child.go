@@ -84,6 +84,21 @@ func serveNATS() error {
 		// fails ("expected 'PONG', got 'PING'", seen with 100 clients on
 		// wifi-paper). The regular ping interval still applies.
 		DisableShortFirstPing: true,
+		// A write to a client that takes longer than the write deadline
+		// (10 s) closes the client as a slow consumer, by default even when
+		// the write made progress. Over the emulated 1 Mbit/s link a
+		// subscriber of a fan-out gets 10-20 kbit/s, so any write of more
+		// than a few tens of KB outlasts the deadline: in the first
+		// wifi-paper records of the reproduction (2026-11-24) the four labs'
+		// servers closed 880 subscriber connections this way in 15 min, and
+		// core NATS lost, JetStream redelivered, what each was owed. Retry
+		// (the server's own policy for routes, gateways and leaf nodes)
+		// closes only a client that takes nothing for the whole deadline;
+		// with 10 s it still closed 15 of 50 subscribers of a 1/50/1 quick
+		// case (TCP's retransmission back-off over the lossy link), so the
+		// deadline is TCP's own longest back-off, 2 min (TCP_RTO_MAX).
+		WriteTimeout:  server.WriteTimeoutPolicyRetry,
+		WriteDeadline: NATSWriteDeadline,
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
@@ -175,6 +190,10 @@ func RunTests(m interface{ Run() int }) {
 	RunChildIfRequested()
 	os.Exit(m.Run())
 }
+
+// NATSWriteDeadline is the embedded nats-server's write deadline: a
+// client that takes nothing for this long is closed (see serveNATS).
+const NATSWriteDeadline = 2 * time.Minute
 
 // NATSMaxConn is the embedded nats-server's connection limit (its
 // MaxConn): cases with more clients are refused before anything runs.

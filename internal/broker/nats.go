@@ -72,7 +72,9 @@ func (n *NATS) Settings() map[string]string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return map[string]string{"jetstream_store": n.store, "auth": "user/password (generated per start)",
-		"monitor": "http://" + n.monitor + " (connz: what the server holds for core subscribers)"}
+		"monitor":        "http://" + n.monitor + " (connz: what the server holds for core subscribers)",
+		"write_timeout":  "retry: a client is closed only if it takes nothing for the write deadline",
+		"write_deadline": NATSWriteDeadline.String()}
 }
 
 // PID implements Broker. After a Restart it is the new process.
