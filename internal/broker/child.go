@@ -50,16 +50,21 @@ func serveNATS() error {
 	if err != nil {
 		return err
 	}
-	// HTTP monitoring, on the clients' address: the driver reads the
-	// output buffers of core subscribers from /connz (what the server
-	// still holds for them when a case's drain ends).
-	monitorHost, monitorPortStr, err := net.SplitHostPort(os.Getenv("PSLAB_NATS_MONITOR"))
-	if err != nil {
-		return fmt.Errorf("PSLAB_NATS_MONITOR: %w", err)
-	}
-	monitorPort, err := strconv.Atoi(monitorPortStr)
-	if err != nil {
-		return fmt.Errorf("PSLAB_NATS_MONITOR: %w", err)
+	// HTTP monitoring, on the clients' address (broker.NATS always sets
+	// it; a server started by hand, as some tests do, may go without): the
+	// driver reads the output buffers of core subscribers from /connz
+	// (what the server still holds for them when a case's drain ends).
+	var monitorHost string
+	var monitorPort int
+	if m := os.Getenv("PSLAB_NATS_MONITOR"); m != "" {
+		h, p, err := net.SplitHostPort(m)
+		if err != nil {
+			return fmt.Errorf("PSLAB_NATS_MONITOR: %w", err)
+		}
+		if monitorPort, err = strconv.Atoi(p); err != nil {
+			return fmt.Errorf("PSLAB_NATS_MONITOR: %w", err)
+		}
+		monitorHost = h
 	}
 	opts := &server.Options{
 		ServerName: "pslab",
