@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"pslab/internal/broker"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
@@ -74,21 +73,13 @@ func (d *stallDialer) stallFrom(i int) {
 // it, and more than the kernel's socket buffers (at most 4 MiB + 128 KiB
 // here, about 820 messages; half of what was sent) could have taken.
 func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test (a nats-server child) skipped in -short mode")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	b := broker.NewNATS(broker.NATSConfig{StoreDir: t.TempDir()})
-	ep, err := b.Start(ctx, broker.LoopbackHost{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Stop(context.Background()) })
+	_, ep := startNATSChild(t)
 	require.NotEmpty(t, ep.MonitorURL, "the child nats-server has a monitoring endpoint")
 	dialer := &stallDialer{release: make(chan struct{})}
 	ep.Dialer = dialer
-	d, err := driver.NewNATS(ctx, ep)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = d.Close() })
+	d := newNATSDriver(t, ep)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 
 	const size = 5120
 	f := natsFactors(scenario.NonDurable, scenario.NonPersistent)

@@ -14,6 +14,14 @@ import (
 // and the driver for it.
 func startRestartableNATS(t *testing.T) (*broker.NATS, driver.Driver) {
 	t.Helper()
+	b, ep := startNATSChild(t)
+	return b, newNATSDriver(t, ep)
+}
+
+// startNATSChild starts the embedded nats-server child on loopback (skipped
+// in -short mode), stopped when the test ends.
+func startNATSChild(t *testing.T) (*broker.NATS, driver.Endpoint) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test (a nats-server child) skipped in -short mode")
 	}
@@ -25,12 +33,20 @@ func startRestartableNATS(t *testing.T) (*broker.NATS, driver.Driver) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Stop(context.Background()) })
+	return b, ep
+}
+
+// newNATSDriver opens the NATS driver for ep, closed when the test ends.
+func newNATSDriver(t *testing.T, ep driver.Endpoint) *driver.NATS {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	d, err := driver.NewNATS(ctx, ep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	return b, d
+	return d
 }
 
 func natsFactors(sub scenario.Subscription, del scenario.Delivery) scenario.Factors {
