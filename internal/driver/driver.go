@@ -211,16 +211,20 @@ func resetOnClose(c net.Conn) {
 // Outage is one period a client connection was unusable: from when the loss was
 // noticed to when the client was usable again (publisher: connected; subscriber:
 // connected and subscribed again). Restored is zero if it never came back.
+// Cause is the client's reason for the loss, as it reported it (empty when
+// it gave none).
 type Outage struct {
 	Lost, Restored time.Time
+	Cause          string
 }
 
 // ConnStats is what one client connection went through.
 type ConnStats struct {
 	Outages []Outage
 	// InDoubt counts sends that Publish had accepted but whose broker confirmation
-	// (PubAck, STOMP receipt, PONG) had not arrived when the connection was lost:
-	// the broker may or may not have them. Publishers only.
+	// (PubAck, STOMP receipt, PONG) had not arrived when the connection was lost,
+	// or came back as an error: the broker may or may not have them. Publishers
+	// only.
 	InDoubt int64
 	// Resent counts messages the client sent again after reconnecting (if the driver
 	// or client library replays), so the audit can explain duplicates.

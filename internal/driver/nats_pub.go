@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,9 +27,18 @@ import (
 //     nc.Publish call);
 //   - JetStream: PubAcks the library abandoned with ErrDisconnected when it
 //     noticed the loss (an upper bound: a publish on the new connection made
-//     before the library processed the loss is abandoned too). Publishes the
-//     library retries itself after a "no responders" status are not
-//     duplicates (the stream did not take them).
+//     before the library processed the loss is abandoned too), and PubAcks
+//     that came back with an error. Publishes the library retries itself
+//     after a "no responders" status are not duplicates (the stream did not
+//     take them).
+//
+// Nothing here times out on a live connection: a PubAck or PONG that has
+// not come yet is still on its way (over a congested 1 Mbit/s link, TCP's
+// back-off can hold one for minutes), and a publisher that gave up on it
+// would stop sending and leave its sends unflushed. Waits end with the
+// caller's context (the load engine bounds the flush by the drain's bound
+// and records a cut) or with a lost connection, which nats.go notices by
+// itself (its pings).
 type natsPublisher struct {
 	nc       *nats.Conn
 	watch    *natsWatch
@@ -92,9 +102,9 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 		// publishes are refused with 429). Share a budget below that.
 		p.window = min(p.window, max(1, jsIngestBudget/max(s.Case.Factors.Publishers, 1)))
 		// The window is enforced here; the library's own cap is set above
-		// it so that it never stalls and errors first.
-		p.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(p.window+1),
-			jetstream.WithPublishAsyncTimeout(time.Minute))
+		// it so that it never stalls and errors first. No PubAck timeout
+		// (the library's default): see natsPublisher.
+		p.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(p.window+1))
 		if err != nil {
 			nc.Close()
 			return nil, err
@@ -210,7 +220,7 @@ func (p *natsPublisher) sync() {
 
 // startFlush starts a PING/PONG round trip covering every send so far.
 func (p *natsPublisher) startFlush(ctx context.Context) {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), roundTripBackstop)
 	op := &flushOp{done: make(chan struct{}), gen: p.gen, upTo: p.handed, cancel: cancel}
 	p.flushes = append(p.flushes, op)
 	go func() {
@@ -309,34 +319,66 @@ const jsIngestBudget = 50_000
 // round trip every half window (which halved the loopback throughput).
 const flushesInFlight = 4
 
-// flushTimeout bounds one PING/PONG round trip: generous, since a window of
-// large messages over a 1 Mbit/s link takes seconds to drain.
+// flushTimeout bounds one PING/PONG round trip outside a measurement
+// (subscriptions registered before the publishers start): generous, since
+// a window of large messages over a 1 Mbit/s link takes seconds to drain.
 const flushTimeout = 2 * time.Minute
 
 // flushWithin flushes nc within flushTimeout or until ctx ends.
 func flushWithin(ctx context.Context, nc *nats.Conn) error {
-	ctx, cancel := context.WithTimeout(ctx, flushTimeout)
+	return flushFor(ctx, nc, flushTimeout)
+}
+
+// roundTripBackstop is the deadline nats.go requires of a publisher's
+// PING/PONG round trip (FlushWithContext refuses a context without one).
+// It is not meant to end a wait: the caller's context does (the drain's
+// bound), or nats.go's own stale-connection check (two missed pings, a few
+// minutes) ends the connection first.
+const roundTripBackstop = time.Hour
+
+// flushFor flushes nc within d or until ctx ends.
+func flushFor(ctx context.Context, nc *nats.Conn, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return nc.FlushWithContext(ctx)
 }
 
-// awaitOldest waits for the oldest outstanding PubAck. One the library
-// abandoned because the connection was lost is counted in doubt.
+// awaitOldest waits for the oldest outstanding PubAck. A send whose PubAck
+// failed is counted in doubt: the library abandoned it because the
+// connection was lost (not an error: the publisher goes on), or the stream
+// answered with an error (returned).
 func (p *natsPublisher) awaitOldest(ctx context.Context) error {
 	f := p.pending[0]
 	select {
 	case <-f.Ok():
 	case err := <-f.Err():
+		p.pending = p.pending[1:]
+		p.watch.log.addInDoubt(1)
 		if !errors.Is(err, nats.ErrDisconnected) {
-			p.pending = p.pending[1:]
 			return fmt.Errorf("publish not acknowledged: %w", err)
 		}
-		p.watch.log.addInDoubt(1)
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	p.pending = p.pending[1:]
 	return nil
+}
+
+// awaitAll waits for every outstanding PubAck, also after one failed (each
+// failure is in doubt); it returns the first failure, or the context's
+// error at once.
+func (p *natsPublisher) awaitAll(ctx context.Context) error {
+	var first error
+	for len(p.pending) > 0 {
+		if err := p.awaitOldest(ctx); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			first = cmp.Or(first, err)
+		}
+	}
+	return first
 }
 
 // CopiesBody implements BodyCopier: a core publish copies the body into the
@@ -347,13 +389,8 @@ func (p *natsPublisher) CopiesBody() bool { return p.js == nil }
 // new connection confirms everything sent on it; what the old one had not
 // confirmed is in doubt, not waited for.
 func (p *natsPublisher) Flush(ctx context.Context) error {
-	for len(p.pending) > 0 {
-		if err := p.awaitOldest(ctx); err != nil {
-			return err
-		}
-	}
 	if p.js != nil {
-		return nil // every PubAck is in
+		return p.awaitAll(ctx)
 	}
 	if err := p.wait(ctx); err != nil {
 		return err
@@ -367,7 +404,7 @@ func (p *natsPublisher) Flush(ctx context.Context) error {
 			return nil
 		}
 		gen, upTo := p.gen, p.handed
-		err := flushWithin(ctx, p.nc)
+		err := flushFor(ctx, p.nc, roundTripBackstop)
 		if err == nil && p.watch.conns() == gen {
 			p.confirmed = upTo
 			return nil

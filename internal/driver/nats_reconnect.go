@@ -33,9 +33,9 @@ func (w *natsWatch) conns() uint64 { return w.dials.Load() }
 
 func (w *natsWatch) options() []nats.Option {
 	return []nats.Option{
-		nats.DisconnectErrHandler(func(*nats.Conn, error) {
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if !w.closing.Load() {
-				w.log.lost(time.Now())
+				w.log.lost(time.Now(), err)
 			}
 		}),
 		nats.ReconnectHandler(func(*nats.Conn) {

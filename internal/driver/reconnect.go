@@ -2,6 +2,9 @@ package driver
 
 import (
 	"context"
+	"errors"
+	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,12 +31,12 @@ type connLog struct {
 	resent  int64
 }
 
-// lost opens an outage at t unless one is open.
-func (l *connLog) lost(t time.Time) {
+// lost opens an outage at t, for cause, unless one is open.
+func (l *connLog) lost(t time.Time, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.open {
-		l.outages = append(l.outages, Outage{Lost: t})
+		l.outages = append(l.outages, Outage{Lost: t, Cause: outageCause(cause)})
 		l.open = true
 	}
 }
@@ -53,6 +56,24 @@ func (l *connLog) down() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.open
+}
+
+// outageCause names why a connection was lost without its addresses (a
+// socket error names both ends), so that the causes of a case's many
+// connections can be counted together: "write: i/o timeout", "EOF".
+func outageCause(err error) string {
+	if err == nil {
+		return ""
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		msg := op.Err.Error()
+		if strings.HasPrefix(msg, op.Op+":") {
+			return msg
+		}
+		return op.Op + ": " + msg
+	}
+	return err.Error()
 }
 
 func (l *connLog) addInDoubt(n int64) {

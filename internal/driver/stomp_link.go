@@ -101,7 +101,7 @@ func (l *stompLink) watch(c *stompConn) {
 			return
 		default:
 		}
-		l.log.lost(time.Now())
+		l.log.lost(time.Now(), c.failure())
 		l.cur, l.up = nil, make(chan struct{})
 		l.mu.Unlock()
 		c.abort() // no handler runs and no receipt arrives on c any more

@@ -36,7 +36,7 @@ func accountingFlags(res *load.Result) []results.Flag {
 			why += "; deliveries were still arriving when the drain's bound ended it, so lost may include messages still on their way (held counts what the broker reports, not the kernel's socket buffers or the link)"
 		}
 		if c.InDoubt > 0 && c.Lost > 0 {
-			why += fmt.Sprintf("; %d send(s) in doubt (a publisher's connection dropped before the broker confirmed them), so lost may include sends the broker never received", c.InDoubt)
+			why += fmt.Sprintf("; %d send(s) in doubt (the broker had not confirmed them when a publisher's connection dropped, or answered them with an error), so lost may include sends the broker never received", c.InDoubt)
 		}
 		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d%s",
 			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost, why))

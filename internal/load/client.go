@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"sync"
@@ -82,7 +83,10 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 				r.noteErr(err)
 				r.publishErrors.Add(1)
 			}
-			return
+			// The publisher stops, but what it sent before still has to
+			// reach the broker: it flushes like the others (within the
+			// drain's bound), or those sends would count as lost.
+			break
 		}
 		p.sent.Add(1)
 		p.sentTo[topic][max(sel, 0)].Add(1)
@@ -212,6 +216,12 @@ func (r *run) result(start time.Time, complete bool) *Result {
 		cnt.InDoubt += st.InDoubt
 		cnt.Resent += st.Resent
 		res.ClientOutages += len(st.Outages)
+		for _, o := range st.Outages {
+			if res.OutageCauses == nil {
+				res.OutageCauses = map[string]int{}
+			}
+			res.OutageCauses[cmp.Or(o.Cause, "unknown")]++
+		}
 	}
 	r.faultResults(res, stats)
 	res.Latency = res.Histogram.Summary()

@@ -93,7 +93,8 @@ func TestFakeKnobsAreAccountedExactly(t *testing.T) {
 }
 
 // TestFakePublishErrorsStopThePublisher: a refused publish is counted once
-// per publisher (a publisher stops at its first error) and reported.
+// per publisher (a publisher stops at its first error, then flushes what
+// it sent) and reported.
 func TestFakePublishErrorsStopThePublisher(t *testing.T) {
 	res, st := runFake(t, fakeCase(scenario.NonDurable, 2, 1, 500), fake.Knobs{FailPublishAfter: 40})
 	assert.Equal(t, int64(2), res.Counts.PublishErrors)
@@ -101,6 +102,16 @@ func TestFakePublishErrorsStopThePublisher(t *testing.T) {
 	assert.Equal(t, int64(80), res.Counts.Sent)
 	assert.Equal(t, res.Counts.Expected, res.Counts.Received)
 	assert.Contains(t, res.FirstError, "FailPublishAfter")
+
+	// What a stopped publisher sent before its error still reaches the
+	// subscribers: it flushes like the others. The fake holds every 20th
+	// message back until the next message or a Flush; the 80th has no
+	// next message, so only a flush delivers it.
+	res, st = runFake(t, fakeCase(scenario.NonDurable, 2, 1, 500), fake.Knobs{FailPublishAfter: 40, ReorderEvery: 20})
+	assert.Equal(t, int64(80), res.Counts.Sent)
+	assert.Equal(t, int64(4), st.Reordered+1, "held at 20, 40 and 60 and let go by the next message; the 80th by a flush")
+	assert.Equal(t, res.Counts.Expected, res.Counts.Received, "the message held at the end arrived: the publishers flushed after their error")
+	assert.Zero(t, res.Counts.Lost)
 }
 
 // TestFakeSlowConsumerBacklog: a durable subscriber slower than the

@@ -83,7 +83,8 @@ type Counts struct {
 	Unexpected       int64 `json:"unexpected"`    // deliveries that no subscriber should have had
 	PublishErrors    int64 `json:"publish_errors"`
 	// InDoubt counts sends a publisher's connection lost before the broker
-	// confirmed them (they may or may not have been stored); Resent counts
+	// confirmed them, or whose confirmation came back as an error (they may
+	// or may not have been stored); Resent counts
 	// messages a client library sent again after reconnecting. Both come
 	// from drivers that reconnect by themselves (driver.ConnReporter).
 	InDoubt int64 `json:"in_doubt,omitempty"`
@@ -147,6 +148,10 @@ type Result struct {
 	// explains (the link or broker dropped a connection by itself).
 	ClientOutages      int `json:"client_outages,omitempty"`
 	UnexplainedOutages int `json:"unexplained_outages,omitempty"`
+	// OutageCauses counts the client outages by the cause the client
+	// reported ("unknown" when it gave none): a write deadline of the
+	// client, the broker closing the connection, the link.
+	OutageCauses map[string]int `json:"outage_causes,omitempty"`
 
 	// Interrupted: the run was cut short (SIGINT/SIGTERM); the numbers
 	// cover only what was measured and are not a result of the case.
