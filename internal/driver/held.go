@@ -16,6 +16,10 @@ type Held struct {
 	// Delivering is the part of Backlog handed to a consumer but not yet
 	// acknowledged (JetStream NumAckPending, Artemis deliveringCount).
 	Delivering int64 `json:"delivering,omitempty"`
+	// InSockets is the part of Backlog that had left the broker's own
+	// buffers and was in the kernels' socket buffers or on the link (core
+	// NATS; a lower bound, see Source).
+	InSockets int64 `json:"in_sockets,omitempty"`
 	// Source says how the broker was asked.
 	Source string `json:"source"`
 }

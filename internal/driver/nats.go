@@ -34,6 +34,8 @@ type NATS struct {
 	// (Held counts an ephemeral consumer only while its subscriber is
 	// there: one left by a subscriber that went away is no backlog).
 	live liveConsumers
+	// core finds the open core subscribers by connection name (Held).
+	core coreSubscribers
 }
 
 // NewNATS connects the driver's admin connection to ep.

@@ -39,7 +39,9 @@ type natsSubscriber struct {
 	mu       sync.Mutex // guards consume and consName
 	consume  jetstream.ConsumeContext
 	consName string
-	live     *liveConsumers // the driver's, for Held
+	live     *liveConsumers   // the driver's, for Held
+	core     *coreSubscribers // the driver's, for Held (core subscribers)
+	name     string
 
 	stop     chan struct{} // closed by close
 	stopOnce sync.Once
@@ -49,7 +51,8 @@ type natsSubscriber struct {
 
 // Subscriber implements Driver.
 func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber, error) {
-	sub := &natsSubscriber{watch: &natsWatch{}, spec: s, h: h, stop: make(chan struct{}), resub: make(chan struct{}, 1), live: &d.live}
+	sub := &natsSubscriber{watch: &natsWatch{}, spec: s, h: h, stop: make(chan struct{}), resub: make(chan struct{}, 1), live: &d.live,
+		name: subscriberConnName(s.Case, s.ID)}
 	f := s.Case.Factors
 	if !usesCore(f) {
 		sub.watch.onReconnect = func() {
@@ -59,7 +62,7 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 			}
 		}
 	}
-	nc, err := natsConnect(ctx, d.ep, subscriberConnName(s.Case, s.ID), sub.watch)
+	nc, err := natsConnect(ctx, d.ep, sub.name, sub.watch)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +98,8 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 			nc.Close()
 			return nil, err
 		}
+		sub.core = &d.core
+		sub.core.add(sub)
 		return sub, nil
 	}
 	if err := sub.consumeJetStream(ctx, subjects); err != nil {
@@ -206,6 +211,9 @@ func (s *natsSubscriber) close(remove bool) error {
 		ctx, cancel := context.WithTimeout(context.Background(), closeBound)
 		err = s.js.DeleteConsumer(ctx, s.stream, s.cfg.Durable)
 		cancel()
+	}
+	if s.core != nil {
+		s.core.remove(s)
 	}
 	s.nc.Close()
 	return err

@@ -17,8 +17,9 @@ import (
 // buffer (up to its max_pending, 64 MiB, after which it closes the
 // connection as a slow consumer and they are lost). When a drain ends
 // with messages still in those buffers, they are on their way, not lost.
-// The server reports the buffer of each connection in bytes (connz
-// pending_bytes); coreHeld turns that into messages.
+// Past the output buffer, messages are still on their way in the kernels'
+// socket buffers and on the link: coreHeld counts, per connection, what
+// the server queued (out_msgs) less what the client parsed.
 
 // connzPage is the part of a /connz answer coreHeld reads.
 type connzPage struct {
@@ -28,6 +29,7 @@ type connzPage struct {
 
 // connzConn is one connection of a /connz answer.
 type connzConn struct {
+	CID      uint64   `json:"cid"`
 	Name     string   `json:"name"`
 	Pending  int64    `json:"pending_bytes"`
 	OutMsgs  int64    `json:"out_msgs"`
@@ -48,31 +50,51 @@ func subscriberConnName(c CaseSpec, id int) string {
 func subscriberConnPrefix(c CaseSpec) string { return "pslab-sub-" + natsRoot(c.Prefix) + "-" }
 
 // coreHeld asks the server's monitoring endpoint (ep.MonitorURL, over the
-// admin dialer) for the output buffers of c's subscriber connections, in
-// messages.
-func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec) (Held, error) {
-	h := Held{Source: "core NATS: the server's output buffers of the case's subscriber connections (connz pending_bytes, in messages of the connection's mean frame size); " +
-		"what the kernel's socket buffers and the link hold is not counted"}
+// admin dialer) what it queued for c's subscriber connections and takes
+// away what each connection's client parsed (parsed, by connection name):
+// the rest is on its way, in the server's output buffer, the kernels'
+// socket buffers or on the link. For a connection parsed does not know,
+// only its output buffer counts.
+func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec, parsed func(name string) (uint64, bool)) (Held, error) {
+	h := Held{Source: "core NATS: the messages the server queued for the case's subscriber connections (connz out_msgs) that their clients had not parsed yet (nats.go InMsgs on that connection): " +
+		"in the server's output buffer, the kernels' socket buffers or on the link; in_sockets: at least this many of them had left the output buffer (connz pending_bytes, in whole messages, still counts a write under way)"}
 	conns, err := connz(ctx, ep)
 	if err != nil {
 		return h, err
 	}
 	prefix := subscriberConnPrefix(c)
+	newest := map[string]connzConn{} // a name's older connection (lost, not yet closed by the server) holds nothing that will arrive
 	for _, cn := range conns {
-		if strings.HasPrefix(cn.Name, prefix) {
-			h.Backlog += cn.pendingMessages(c.Factors.Size)
+		if strings.HasPrefix(cn.Name, prefix) && cn.CID >= newest[cn.Name].CID {
+			newest[cn.Name] = cn
 		}
+	}
+	unknown := 0
+	for name, cn := range newest {
+		inServer := cn.messagesIn(cn.Pending, c.Factors.Size)
+		got, ok := parsed(name)
+		if !ok {
+			unknown++
+			h.Backlog += inServer
+			continue
+		}
+		onTheirWay := max(cn.OutMsgs-int64(got), 0)
+		h.Backlog += onTheirWay
+		h.InSockets += max(onTheirWay-inServer, 0)
+	}
+	if unknown > 0 {
+		h.Source += fmt.Sprintf("; %d connection(s) without an open subscriber of this driver: their output buffers only", unknown)
 	}
 	return h, nil
 }
 
-// pendingMessages is how many messages the connection's pending bytes
+// messagesIn is how many messages n bytes of the connection's output
 // hold: whole MSG frames ("MSG <subject> <sid> <size>\r\n<payload>\r\n")
 // of the connection's mean payload so far (size before it has sent any),
-// with its longest subject and sid. A frame partly written to the socket
-// counts as not held: its head is on its way.
-func (cn connzConn) pendingMessages(size int) int64 {
-	if cn.Pending <= 0 {
+// with its longest subject and sid. A frame partly read by the client
+// counts as not held: its head has arrived.
+func (cn connzConn) messagesIn(n int64, size int) int64 {
+	if n <= 0 {
 		return 0
 	}
 	payload := int64(size)
@@ -85,7 +107,7 @@ func (cn connzConn) pendingMessages(size int) int64 {
 	}
 	sid := len(strconv.Itoa(max(cn.NumSubs, 1)))
 	frame := int64(len("MSG ")+subject+1+sid+1+len(strconv.FormatInt(payload, 10))+len("\r\n\r\n")) + payload
-	return cn.Pending / frame
+	return n / frame
 }
 
 // connz reads every open connection of the server's /connz, page by page.

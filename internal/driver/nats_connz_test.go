@@ -25,11 +25,11 @@ func TestPendingMessagesCountsWholeFrames(t *testing.T) {
 		pending, want int64
 	}{{0, 0}, {frame - 1, 0}, {frame, 1}, {7*frame + frame/2, 7}} {
 		cn.Pending = tc.pending
-		assert.Equal(t, tc.want, cn.pendingMessages(5120), "pending %d bytes", tc.pending)
+		assert.Equal(t, tc.want, cn.messagesIn(cn.Pending, 5120), "pending %d bytes", tc.pending)
 	}
 	// Before anything was sent the case's size stands for the payload.
 	fresh := connzConn{Pending: 3 * frame, NumSubs: 1, Subs: []string{subject}}
-	assert.Equal(t, int64(3), fresh.pendingMessages(5120))
+	assert.Equal(t, int64(3), fresh.messagesIn(fresh.Pending, 5120))
 	// Selector subscriptions: the longest subject and a two-digit sid.
 	var subs []string
 	for v := range 20 {
@@ -38,27 +38,36 @@ func TestPendingMessagesCountsWholeFrames(t *testing.T) {
 	sel := connzConn{OutMsgs: 1, OutBytes: 100, NumSubs: 20, Subs: subs}
 	selFrame := int64(len("MSG pabcdefg.t0.s19 20 100\r\n") + 100 + 2)
 	sel.Pending = 50 * selFrame
-	assert.Equal(t, int64(50), sel.pendingMessages(100))
+	assert.Equal(t, int64(50), sel.messagesIn(sel.Pending, 100))
 }
 
-// TestCoreHeldReadsTheCaseConnections: coreHeld sums, page by page, the
-// pending messages of the case's own subscriber connections and of no
-// other (another case's subscribers, its publishers).
+// TestCoreHeldReadsTheCaseConnections: coreHeld reads /connz page by page
+// and counts, for each of the case's own subscriber connections (no other
+// case's, no publisher's), what the server queued less what its client
+// parsed; only the newest connection of a name (an older one was lost);
+// and only the output buffer of a connection without a known client.
 func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 	c := CaseSpec{Prefix: "pslab-test-c01-r1", Factors: baseFactors()}
 	other := CaseSpec{Prefix: "pslab-test-c02-r1", Factors: baseFactors()}
 	subj := subject(c.Prefix, 0, -1)
 	frame := int64(len("MSG "+subj+" 1 100\r\n") + 100 + 2)
-	conn := func(name string, frames int64) connzConn {
-		return connzConn{Name: name, Pending: frames * frame, OutMsgs: 5, OutBytes: 500, NumSubs: 1, Subs: []string{subj}}
+	conn := func(cid uint64, name string, queued, frames int64) connzConn {
+		return connzConn{CID: cid, Name: name, Pending: frames * frame, OutMsgs: queued, OutBytes: 100 * queued, NumSubs: 1, Subs: []string{subj}}
 	}
+	parsedBy := map[string]uint64{}
 	var conns []connzConn
-	var want int64
-	for i := range 5 {
-		conns = append(conns, conn(subscriberConnName(c, i), int64(10*i)))
-		want += int64(10 * i)
+	for i := range 4 {
+		// queued 100+i, parsed 100-10i: 11i on their way, 10i of them in
+		// the output buffer
+		name := subscriberConnName(c, i)
+		conns = append(conns, conn(uint64(10+i), name, int64(100+i), int64(10*i)))
+		parsedBy[name] = uint64(100 - 10*i)
 	}
-	conns = append(conns, conn(subscriberConnName(other, 0), 1000), conn("pslab-pub-0", 1000), conn("pslab-admin", 1000))
+	conns = append(conns,
+		conn(14, subscriberConnName(c, 4), 500, 40),   // no known client: its 40 buffered only
+		conn(1, subscriberConnName(c, 0), 5000, 1000), // c's subscriber 0 before a reconnect
+		conn(20, subscriberConnName(other, 0), 1000, 1000), conn(21, "pslab-pub-0", 1000, 1000), conn(22, "pslab-admin", 1000, 1000))
+	parsed := func(name string) (uint64, bool) { n, ok := parsedBy[name]; return n, ok }
 	pages := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		assert.Equal(t, "/connz", r.URL.Path)
@@ -68,13 +77,15 @@ func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"total": len(conns), "connections": conns[off:end]})
 	}))
 	defer srv.Close()
-	h, err := coreHeld(context.Background(), Endpoint{MonitorURL: srv.URL}, c)
+	h, err := coreHeld(context.Background(), Endpoint{MonitorURL: srv.URL}, c, parsed)
 	require.NoError(t, err)
-	assert.Equal(t, want, h.Backlog)
-	assert.Equal(t, 3, pages, "8 connections in pages of 3")
-	assert.Contains(t, h.Source, "pending_bytes")
+	assert.Equal(t, int64(11*(0+1+2+3)+40), h.Backlog)
+	assert.Equal(t, int64(0+1+2+3), h.InSockets, "what is on its way beyond the output buffers")
+	assert.Equal(t, 3, pages, "9 connections in pages of 3")
+	assert.Contains(t, h.Source, "out_msgs")
+	assert.Contains(t, h.Source, "1 connection(s) without an open subscriber")
 
 	srv.Close()
-	_, err = coreHeld(context.Background(), Endpoint{MonitorURL: srv.URL}, c)
+	_, err = coreHeld(context.Background(), Endpoint{MonitorURL: srv.URL}, c, parsed)
 	assert.Error(t, err, "an unreachable monitoring endpoint is an error, not zero held")
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Held implements HeldReporter. Core NATS keeps no backlog, but holds in
-// each subscriber connection's output buffer what the subscriber has not
-// taken yet (read from the server's monitoring endpoint, coreHeld); a
+// Held implements HeldReporter. Core NATS keeps no backlog, but what the
+// server queued for a subscriber connection and its client has not parsed
+// yet is on its way (the server's monitoring endpoint against the client's
+// count, coreHeld); a
 // JetStream case holds, per consumer of its stream, NumPending (not yet
 // delivered) plus NumAckPending (delivered, not yet acknowledged).
 func (d *NATS) Held(ctx context.Context, c CaseSpec) (Held, error) {
@@ -19,7 +20,7 @@ func (d *NATS) Held(ctx context.Context, c CaseSpec) (Held, error) {
 		if d.ep.MonitorURL == "" {
 			return Held{Source: "core NATS keeps no backlog; the server's output buffers are not counted (no monitoring endpoint)"}, nil
 		}
-		return coreHeld(ctx, d.ep, c)
+		return coreHeld(ctx, d.ep, c, d.core.parsed)
 	}
 	h := Held{Source: "JetStream consumers: num_pending + num_ack_pending"}
 	st, err := d.js.Stream(ctx, streamName(c.Prefix))
@@ -83,4 +84,40 @@ func (s *natsSubscriber) ClientHeld() ClientHeld {
 		}
 	}
 	return h
+}
+
+// coreSubscribers are a driver's open core subscribers by connection name.
+type coreSubscribers struct {
+	mu     sync.Mutex
+	byName map[string]*natsSubscriber
+}
+
+func (c *coreSubscribers) add(s *natsSubscriber) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byName == nil {
+		c.byName = map[string]*natsSubscriber{}
+	}
+	c.byName[s.name] = s
+}
+
+// remove forgets s (not a subscriber of the same name that replaced it).
+func (c *coreSubscribers) remove(s *natsSubscriber) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byName[s.name] == s {
+		delete(c.byName, s.name)
+	}
+}
+
+// parsed is how many messages the open subscriber of that connection name
+// parsed on its current connection; false if there is none.
+func (c *coreSubscribers) parsed(name string) (uint64, bool) {
+	c.mu.Lock()
+	s := c.byName[name]
+	c.mu.Unlock()
+	if s == nil {
+		return 0, false
+	}
+	return s.watch.parsedHere(s.nc), true
 }

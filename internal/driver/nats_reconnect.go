@@ -16,11 +16,15 @@ import (
 // (nats.go has then re-sent the core subscriptions), or, when onReconnect
 // is set, when its owner says it is subscribed again.
 type natsWatch struct {
-	log         connLog
-	closing     atomic.Bool              // set before Close: its disconnect is no outage
-	sock        atomic.Pointer[net.Conn] // the socket nats.go dialed last
-	dials       atomic.Uint64            // sockets dialed so far (see conns)
-	onReconnect func()                   // runs on nats.go's callback goroutine; must not block
+	log     connLog
+	closing atomic.Bool              // set before Close: its disconnect is no outage
+	sock    atomic.Pointer[net.Conn] // the socket nats.go dialed last
+	dials   atomic.Uint64            // sockets dialed so far (see conns)
+	// inBase is the client's count of messages parsed (nats.go InMsgs,
+	// over all its connections) when the current connection began, as
+	// the reconnect callback saw it: parsedHere is the rest.
+	inBase      atomic.Uint64
+	onReconnect func() // runs on nats.go's callback goroutine; must not block
 }
 
 // conns identifies the connection in use: it changes with every socket
@@ -38,7 +42,8 @@ func (w *natsWatch) options() []nats.Option {
 				w.log.lost(time.Now(), err)
 			}
 		}),
-		nats.ReconnectHandler(func(*nats.Conn) {
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			w.inBase.Store(nc.Stats().InMsgs)
 			switch {
 			case w.closing.Load():
 			case w.onReconnect != nil:
@@ -48,6 +53,13 @@ func (w *natsWatch) options() []nats.Option {
 			}
 		}),
 	}
+}
+
+// parsedHere is how many messages the client parsed on its current
+// connection: nats.go's count since the last reconnect. It may miss a few
+// parsed before the reconnect callback ran (never counts too many).
+func (w *natsWatch) parsedHere(nc *nats.Conn) uint64 {
+	return nc.Stats().InMsgs - min(w.inBase.Load(), nc.Stats().InMsgs)
 }
 
 // resubscribeLoop checks the JetStream consumer after each reconnect until

@@ -33,7 +33,7 @@ func accountingFlags(res *load.Result) []results.Flag {
 			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s, so lost may include sends the broker never received", a.Drain.FlushS)
 		}
 		if a.Drain.Ended == load.DrainBound && c.Lost > 0 {
-			why += "; deliveries were still arriving when the drain's bound ended it, so lost may include messages still on their way (held counts what the broker reports, not the kernel's socket buffers or the link)"
+			why += "; deliveries were still arriving when the drain's bound ended it, so lost may include messages still on their way that held does not count (accounting.held.source says what it counts)"
 		}
 		if c.InDoubt > 0 && c.Lost > 0 {
 			why += fmt.Sprintf("; %d send(s) in doubt (the broker had not confirmed them when a publisher's connection dropped, or answered them with an error), so lost may include sends the broker never received", c.InDoubt)
@@ -42,7 +42,11 @@ func accountingFlags(res *load.Result) []results.Flag {
 			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost, why))
 	}
 	if c.Backlog > 0 {
-		flags = append(flags, results.NewFlag(results.FlagBacklog, "%d deliveries still queued at the broker when the drain ended (by its own count; not lost)", c.Backlog))
+		if a.Held != nil && a.Held.InSockets > 0 {
+			flags = append(flags, results.NewFlag(results.FlagBacklog, "%d deliveries still on their way when the drain ended (not lost): queued at the broker or, %d or more of them, in the socket buffers or on the link (by the broker's and the clients' counts)", c.Backlog, min(a.Held.InSockets, c.Backlog)))
+		} else {
+			flags = append(flags, results.NewFlag(results.FlagBacklog, "%d deliveries still queued at the broker when the drain ended (by its own count; not lost)", c.Backlog))
+		}
 	}
 	if a.Held == nil && c.Lost > 0 {
 		flags = append(flags, results.NewFlag(results.FlagLostUnverified, "%d may include backlog (%s)", c.Lost, a.HeldError))

@@ -24,6 +24,14 @@ func TestAccountingFlagsBacklogNotLoss(t *testing.T) {
 	assert.Equal(t, []string{"drain-incomplete", "backlog"}, flagNames(fs))
 	assert.Contains(t, fs[1].Detail, "1770")
 	assert.Contains(t, fs[0].Detail, "backlog 1770, in flight 0, lost 0")
+	assert.Contains(t, fs[1].Detail, "queued at the broker")
+
+	// Core NATS: part of the backlog had left the server's buffers; the
+	// flag says it is on its way, at most the backlog.
+	r.Result.Accounting.Held.InSockets = 5000
+	fs = flagsFor(r)
+	assert.Contains(t, fs[1].Detail, "1770 deliveries still on their way")
+	assert.Contains(t, fs[1].Detail, "1770 or more of them, in the socket buffers")
 
 	// The broker could not be asked: lost may include backlog.
 	r = record(10, 10, false, 40)
