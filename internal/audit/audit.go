@@ -52,8 +52,8 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 		out = append(out, Check{Promise: promise, Observed: observed, Verdict: v})
 	}
 	lost := fmt.Sprintf("lost %d of %d due", c.Lost, c.Expected)
-	if c.Backlog > 0 || c.InFlight > 0 {
-		lost += fmt.Sprintf(" (%d still queued at the broker, %d in flight: not lost)", c.Backlog, c.InFlight)
+	if c.Backlog > 0 || c.InFlight > 0 || c.ToBroker > 0 {
+		lost += fmt.Sprintf(" (%d still queued at the broker, %d in flight, %d on their way to it: not lost)", c.Backlog, c.InFlight, c.ToBroker)
 	}
 	doubt := inDoubtDeliveries(c)
 	if c.InDoubt > 0 {

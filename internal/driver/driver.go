@@ -168,6 +168,14 @@ type BodyCopier interface {
 	CopiesBody() bool
 }
 
+// UnreceivedReporter is implemented by publishers that can ask the broker
+// how many of their sends it has not received yet: still on their way
+// (in the publisher's socket buffer or on the link) when a flush was cut.
+// Called once the publisher has stopped.
+type UnreceivedReporter interface {
+	Unreceived(ctx context.Context) (int64, error)
+}
+
 // Delivery is one received message.
 type Delivery struct {
 	Body        []byte

@@ -20,6 +20,14 @@ type Held struct {
 	// buffers and was in the kernels' socket buffers or on the link (core
 	// NATS; a lower bound, see Source).
 	InSockets int64 `json:"in_sockets,omitempty"`
+	// Queued and Parsed are the two counts a core NATS backlog is the
+	// difference of, over the case's subscriber connections with a known
+	// client: what the server queued for them (connz out_msgs) and what
+	// their clients parsed (nats.go InMsgs). Expected deliveries beyond
+	// Queued never left the server; Parsed beyond the deliveries received
+	// were in the client.
+	Queued int64 `json:"queued,omitempty"`
+	Parsed int64 `json:"parsed,omitempty"`
 	// Source says how the broker was asked.
 	Source string `json:"source"`
 }

@@ -31,6 +31,7 @@ type connzPage struct {
 type connzConn struct {
 	CID      uint64   `json:"cid"`
 	Name     string   `json:"name"`
+	InMsgs   int64    `json:"in_msgs"`
 	Pending  int64    `json:"pending_bytes"`
 	OutMsgs  int64    `json:"out_msgs"`
 	OutBytes int64    `json:"out_bytes"`
@@ -78,6 +79,8 @@ func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec, parsed func(name str
 			h.Backlog += inServer
 			continue
 		}
+		h.Queued += cn.OutMsgs
+		h.Parsed += int64(got)
 		onTheirWay := max(cn.OutMsgs-int64(got), 0)
 		h.Backlog += onTheirWay
 		h.InSockets += max(onTheirWay-inServer, 0)
@@ -110,8 +113,9 @@ func (cn connzConn) messagesIn(n int64, size int) int64 {
 	return n / frame
 }
 
-// connz reads every open connection of the server's /connz, page by page.
-func connz(ctx context.Context, ep Endpoint) ([]connzConn, error) {
+// connz reads every open connection of the server's /connz, page by page
+// (extra narrows the question, e.g. to one cid).
+func connz(ctx context.Context, ep Endpoint, extra ...string) ([]connzConn, error) {
 	dial := (&net.Dialer{}).DialContext
 	if d := ep.admin().Dialer; d != nil {
 		dial = d.DialContext
@@ -122,6 +126,9 @@ func connz(ctx context.Context, ep Endpoint) ([]connzConn, error) {
 	var all []connzConn
 	for offset := 0; ; {
 		q := url.Values{"subs": {"1"}, "offset": {strconv.Itoa(offset)}, "limit": {strconv.Itoa(connzPageSize)}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			q.Set(extra[i], extra[i+1])
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ep.MonitorURL+"/connz?"+q.Encode(), nil)
 		if err != nil {
 			return nil, err

@@ -27,8 +27,12 @@ type stallDialer struct {
 
 type stallConn struct {
 	net.Conn
-	stalled atomic.Bool
+	stalled atomic.Bool // reads wait for release
 	release <-chan struct{}
+
+	wmu      sync.Mutex
+	wstalled bool   // writes are held back (as in a socket behind a stalled link)
+	held     []byte // what they wrote meanwhile
 }
 
 func (c *stallConn) Read(p []byte) (int, error) {
@@ -36,6 +40,29 @@ func (c *stallConn) Read(p []byte) (int, error) {
 		<-c.release
 	}
 	return c.Conn.Read(p)
+}
+
+func (c *stallConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wstalled {
+		c.held = append(c.held, p...)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// resumeWrites sends what was held back, then lets writes through.
+func (c *stallConn) resumeWrites() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if !c.wstalled {
+		return nil
+	}
+	c.wstalled = false
+	_, err := c.Conn.Write(c.held)
+	c.held = nil
+	return err
 }
 
 func (d *stallDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -63,6 +90,29 @@ func (d *stallDialer) stallFrom(i int) {
 	for _, c := range d.conns[i:] {
 		c.stalled.Store(true)
 	}
+}
+
+// stallWritesFrom holds back what the connections made from the i-th on
+// write, until resumeWrites.
+func (d *stallDialer) stallWritesFrom(i int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns[i:] {
+		c.wmu.Lock()
+		c.wstalled = true
+		c.wmu.Unlock()
+	}
+}
+
+func (d *stallDialer) resumeWrites() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		if err := c.resumeWrites(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TestCoreHeldCountsServerOutputBuffers: two core NATS cases, each with a
@@ -133,5 +183,45 @@ func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
 		t.Logf("case %d: sent %d, delivered %d, held %d, %d of them beyond the server's output buffer (%s)", i, c.sent, got, h.Backlog, h.InSockets, h.Source)
 		assert.Equal(t, int64(c.sent), h.Backlog+got, "case %d: every message sent to it is delivered or held, and no other case's", i)
 		assert.Positive(t, h.InSockets, "case %d: the socket buffers hold part of it", i)
+	}
+}
+
+// TestPublisherUnreceivedCountsSendsNotAtTheServer: a publisher whose
+// writes stop (a socket behind a stalled link) says that the server has
+// received none of its sends, by the server's own count on its
+// connection; once the writes go on and the publisher has flushed, none
+// is missing. Core NATS and JetStream.
+func TestPublisherUnreceivedCountsSendsNotAtTheServer(t *testing.T) {
+	_, ep := startNATSChild(t)
+	for _, del := range []scenario.Delivery{scenario.NonPersistent, scenario.Persistent} {
+		t.Run(string(del), func(t *testing.T) {
+			dialer := &stallDialer{release: make(chan struct{})}
+			ep := ep
+			ep.Dialer = dialer
+			d := newNATSDriver(t, ep)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cs := driver.CaseSpec{Prefix: testPrefix(), Factors: natsFactors(scenario.NonDurable, del)}
+			require.NoError(t, d.Prepare(ctx, cs))
+			mark := dialer.count()
+			p, err := d.Publisher(ctx, driver.PubSpec{Case: cs, Window: 1000})
+			require.NoError(t, err)
+			defer p.Close()
+			dialer.stallWritesFrom(mark)
+			const sent = 300
+			for range sent {
+				require.NoError(t, p.Publish(ctx, driver.Message{Body: make([]byte, 100), Sel: -1}))
+			}
+			ur, ok := p.(driver.UnreceivedReporter)
+			require.True(t, ok, "a NATS publisher says what the server has not received")
+			n, err := ur.Unreceived(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(sent), n, "nothing reached the server")
+			require.NoError(t, dialer.resumeWrites())
+			require.NoError(t, p.Flush(ctx))
+			n, err = ur.Unreceived(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n, "after the flush the server has every send")
+		})
 	}
 }

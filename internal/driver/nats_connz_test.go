@@ -81,6 +81,8 @@ func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(11*(0+1+2+3)+40), h.Backlog)
 	assert.Equal(t, int64(0+1+2+3), h.InSockets, "what is on its way beyond the output buffers")
+	assert.Equal(t, int64(100+101+102+103), h.Queued, "the known connections' queued")
+	assert.Equal(t, int64(100+90+80+70), h.Parsed)
 	assert.Equal(t, 3, pages, "9 connections in pages of 3")
 	assert.Contains(t, h.Source, "out_msgs")
 	assert.Contains(t, h.Source, "1 connection(s) without an open subscriber")

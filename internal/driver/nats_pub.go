@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -60,6 +61,9 @@ type natsPublisher struct {
 	gen       uint64
 	handed    uint64
 	confirmed uint64
+	// JetStream: sends handed to connection jsGen (natsWatch.conns).
+	jsGen, jsHanded uint64
+	ep              Endpoint // the server's monitoring endpoint: Unreceived
 }
 
 // flushOp is one PING/PONG round trip in flight; done is closed when it
@@ -90,11 +94,11 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 		opts = append(opts, nats.WriteBufferSize(tcpBoundedWriteBuffer(s.Case.Factors.Publishers)))
 	}
 	w := &natsWatch{}
-	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-pub-%d", s.ID), w, opts...)
+	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-pub-%s-%d", natsRoot(s.Case.Prefix), s.ID), w, opts...)
 	if err != nil {
 		return nil, err
 	}
-	p := &natsPublisher{nc: nc, watch: w, window: window, subjects: natsPubSubjects(s),
+	p := &natsPublisher{nc: nc, watch: w, ep: d.ep, window: window, subjects: natsPubSubjects(s),
 		allTopic: s.Case.Factors.TopicRoundRobin, gen: w.conns()}
 	if s.Case.Factors.Delivery == scenario.Persistent {
 		// All publishers of a case feed one stream, whose ingest queue
@@ -160,9 +164,14 @@ func (p *natsPublisher) publishJS(ctx context.Context, subj string, body []byte)
 		}
 	}
 	for {
+		gen := p.watch.conns()
 		f, err := p.js.PublishAsync(subj, body)
 		if err == nil {
 			p.pending = append(p.pending, f)
+			if gen != p.jsGen {
+				p.jsGen, p.jsHanded = gen, 0
+			}
+			p.jsHanded++
 			return nil
 		}
 		if !errors.Is(err, nats.ErrReconnectBufExceeded) {
@@ -417,6 +426,37 @@ func (p *natsPublisher) Flush(ctx context.Context) error {
 		}
 		// lost meanwhile: the next round counts it and flushes the new one
 	}
+}
+
+// Unreceived implements UnreceivedReporter: the sends handed to the
+// current connection less the messages the server has received on it
+// (connz in_msgs of the connection's cid). Sends on an earlier
+// connection are in doubt, not here. A publish the library sent twice
+// (after a "no responders" status) counts twice at the server, so this
+// never counts too many.
+func (p *natsPublisher) Unreceived(ctx context.Context) (int64, error) {
+	if p.ep.MonitorURL == "" {
+		return 0, errors.New("no monitoring endpoint")
+	}
+	handed := p.jsHanded
+	if p.js == nil {
+		p.sync()
+		handed = p.handed
+	} else if p.jsGen != p.watch.conns() {
+		handed = 0 // nothing handed to the new connection yet
+	}
+	cid, err := p.nc.GetClientID()
+	if err != nil {
+		return 0, err
+	}
+	conns, err := connz(ctx, p.ep, "cid", strconv.FormatUint(cid, 10))
+	if err != nil {
+		return 0, err
+	}
+	if len(conns) != 1 {
+		return 0, fmt.Errorf("connz has no connection %d", cid)
+	}
+	return max(int64(handed)-conns[0].InMsgs, 0), nil
 }
 
 // Abort implements Aborter.

@@ -29,8 +29,11 @@ func accountingFlags(res *load.Result) []results.Flag {
 	}
 	if !res.DrainComplete {
 		why := ""
-		if a.Drain.FlushCut {
-			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s, so lost may include sends the broker never received", a.Drain.FlushS)
+		switch {
+		case a.Drain.FlushCut && a.ToBrokerError == "":
+			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s: %d send(s) had not reached the broker yet, by its count (to broker %d deliveries, not lost)", a.Drain.FlushS, a.ToBrokerSends, c.ToBroker)
+		case a.Drain.FlushCut:
+			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s, so lost may include sends the broker never received (%s)", a.Drain.FlushS, a.ToBrokerError)
 		}
 		if a.Drain.Ended == load.DrainBound && c.Lost > 0 {
 			why += "; deliveries were still arriving when the drain's bound ended it, so lost may include messages still on their way that held does not count (accounting.held.source says what it counts)"
@@ -38,8 +41,12 @@ func accountingFlags(res *load.Result) []results.Flag {
 		if c.InDoubt > 0 && c.Lost > 0 {
 			why += fmt.Sprintf("; %d send(s) in doubt (the broker had not confirmed them when a publisher's connection dropped, or answered them with an error), so lost may include sends the broker never received", c.InDoubt)
 		}
-		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d, lost %d%s",
-			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, c.Lost, why))
+		toBroker := ""
+		if c.ToBroker > 0 {
+			toBroker = fmt.Sprintf(", to broker %d", c.ToBroker)
+		}
+		flags = append(flags, results.NewFlag(results.FlagDrainIncomplete, "%d of %d due deliveries had not arrived when the drain ended (%s after %.1f s): backlog %d, in flight %d%s, lost %d%s",
+			c.Expected-c.Received, c.Expected, a.Drain.Ended, a.Drain.S, c.Backlog, c.InFlight, toBroker, c.Lost, why))
 	}
 	if c.Backlog > 0 {
 		if a.Held != nil && a.Held.InSockets > 0 {

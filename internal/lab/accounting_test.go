@@ -68,23 +68,27 @@ func TestDrainIncompleteSaysWhyLostMayBeUnsent(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		cut      bool
+		notAsked string // why the publishers could not say what the broker had not received
 		inDoubt  int64
 		ended    string
 		contains []string
 		lacks    []string
 	}{
-		{"plain", false, 0, load.DrainStalled, nil, []string{"flush", "in doubt", "on their way"}},
-		{"flush-cut", true, 0, load.DrainStalled, []string{"cut the publishers' flush after 62.0 s"}, []string{"in doubt", "on their way"}},
-		{"in-doubt", false, 1, load.DrainStalled, []string{"1 send(s) in doubt"}, []string{"flush", "on their way"}},
-		{"still-arriving", false, 0, load.DrainBound, []string{"still on their way"}, []string{"flush", "in doubt"}},
+		{"plain", false, "", 0, load.DrainStalled, nil, []string{"flush", "in doubt", "on their way"}},
+		{"flush-cut", true, "", 0, load.DrainStalled, []string{"cut the publishers' flush after 62.0 s: 0 send(s) had not reached the broker yet"}, []string{"in doubt", "on their way", "never received"}},
+		{"flush-cut, not asked", true, "artemis publishers cannot say", 0, load.DrainStalled,
+			[]string{"cut the publishers' flush after 62.0 s, so lost may include sends the broker never received (artemis publishers cannot say)"}, []string{"in doubt", "on their way"}},
+		{"in-doubt", false, "", 1, load.DrainStalled, []string{"1 send(s) in doubt"}, []string{"flush", "on their way"}},
+		{"still-arriving", false, "", 0, load.DrainBound, []string{"still on their way"}, []string{"flush", "in doubt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &load.Result{
 				Counts: load.Counts{Sent: 111, SentInWindow: 2, Expected: 111, Received: 110, Lost: 1, InDoubt: tc.inDoubt, DueInWindow: 2},
 				Accounting: &load.Accounting{
-					Held:   &driver.Held{},
-					Drain:  load.Drain{Ended: tc.ended, S: 64, FlushS: 62, FlushCut: tc.cut},
-					Steady: load.Steady{Levelled: true},
+					Held:          &driver.Held{},
+					Drain:         load.Drain{Ended: tc.ended, S: 64, FlushS: 62, FlushCut: tc.cut},
+					ToBrokerError: tc.notAsked,
+					Steady:        load.Steady{Levelled: true},
 				},
 			}
 			res.Latency.Count = 2

@@ -20,10 +20,20 @@ type Accounting struct {
 	// be asked; then Lost may include backlog and HeldError says why).
 	Held      *driver.Held `json:"held,omitempty"`
 	HeldError string       `json:"held_error,omitempty"`
+	// ReceivedAtHeld is the deliveries received when the broker had
+	// answered (to compare with Held.Parsed).
+	ReceivedAtHeld int64 `json:"received_at_held,omitempty"`
 	// ClientPending and ClientDropped are the subscribers' client
 	// libraries' own counts (driver.ClientHeldReporter).
-	ClientPending int64  `json:"client_pending,omitempty"`
-	ClientDropped int64  `json:"client_dropped,omitempty"`
+	ClientPending int64 `json:"client_pending,omitempty"`
+	ClientDropped int64 `json:"client_dropped,omitempty"`
+	// ToBrokerSends counts the publishers' sends the broker had not
+	// received when the drain ended (driver.UnreceivedReporter; asked
+	// only when the drain's bound cut the publishers' flush), and
+	// ToBrokerError why some publishers could not say (their sends then
+	// count as lost).
+	ToBrokerSends int64  `json:"to_broker_sends,omitempty"`
+	ToBrokerError string `json:"to_broker_error,omitempty"`
 	Drain         Drain  `json:"drain"`
 	Steady        Steady `json:"steady"`
 	// SubOverPub is the window's deliveries over the deliveries due for the
@@ -38,17 +48,19 @@ type Accounting struct {
 
 // Split divides the deliveries still due (missing) into in flight (what
 // the client libraries hold), backlog (what the broker holds, by its own
-// count) and lost (held nowhere). A broker count above what is due (it
-// includes messages received but not yet acknowledged) is bounded by it.
-// known is false when the broker could not be asked: everything not in
-// flight then counts as lost, and may include backlog.
-func Split(missing, clientPending, brokerHeld int64, known bool) (inFlight, backlog, lost int64) {
+// count), to broker (due for sends the broker had not received yet) and
+// lost (held nowhere). Each count is bounded by what is left (the
+// broker's includes messages received but not yet acknowledged). known is
+// false when the broker could not be asked: everything not in flight or
+// on its way to the broker then counts as lost, and may include backlog.
+func Split(missing, clientPending, brokerHeld, toBroker int64, known bool) (inFlight, backlog, toBrk, lost int64) {
 	missing = max(missing, 0)
 	inFlight = min(max(clientPending, 0), missing)
 	if known {
 		backlog = min(max(brokerHeld, 0), missing-inFlight)
 	}
-	return inFlight, backlog, missing - inFlight - backlog
+	toBrk = min(max(toBroker, 0), missing-inFlight-backlog)
+	return inFlight, backlog, toBrk, missing - inFlight - backlog - toBrk
 }
 
 // account fills the result's delivery accounting (Counts.Lost, Backlog,
@@ -61,7 +73,7 @@ func (r *run) account(res *Result) {
 	if a.Held != nil {
 		held = a.Held.Backlog
 	}
-	cnt.InFlight, cnt.Backlog, cnt.Lost = Split(cnt.Expected-cnt.Received, a.ClientPending, held, a.Held != nil)
+	cnt.InFlight, cnt.Backlog, cnt.ToBroker, cnt.Lost = Split(cnt.Expected-cnt.Received, a.ClientPending, held, r.toBroker, a.Held != nil)
 	cnt.Dropped = a.ClientDropped
 	for _, s := range r.subs {
 		cnt.DueInWindow += r.dueFor(s, func(p *pubState) [][]atomic.Int64 { return p.sentToWindow })

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"pslab/internal/driver"
@@ -149,6 +150,7 @@ func (r *run) askHeld(ctx context.Context) {
 			a.HeldError = fmt.Sprintf("asking %s what it holds: %v", r.cfg.Driver.Name(), err)
 		} else {
 			a.Held = &h
+			a.ReceivedAtHeld = r.received()
 		}
 	} else {
 		a.HeldError = r.cfg.Driver.Name() + " cannot say what the broker holds"
@@ -161,6 +163,44 @@ func (r *run) askHeld(ctx context.Context) {
 			h := ch.ClientHeld()
 			a.ClientPending += h.Pending
 			a.ClientDropped += h.Dropped
+		}
+	}
+	if a.Drain.FlushCut {
+		// After the broker's count: a send that reaches the broker in
+		// between is then counted in neither (lost), never in both.
+		r.askUnreceived(ctx)
+	}
+}
+
+// askUnreceived records the sends the broker had not received yet, of
+// publishers whose flush the drain's bound cut, and the deliveries due
+// for them (r.toBroker): each publisher's unreceived sends times its
+// deliveries due per send, rounded down.
+func (r *run) askUnreceived(ctx context.Context) {
+	a := &r.acct
+	var why []string
+	for _, p := range r.pubs {
+		ur, ok := p.conn.(driver.UnreceivedReporter)
+		if !ok {
+			why = append(why, r.cfg.Driver.Name()+" publishers cannot say what the broker has not received")
+			break
+		}
+		hctx, cancel := context.WithTimeout(ctx, heldTimeout)
+		n, err := ur.Unreceived(hctx)
+		cancel()
+		if err != nil {
+			why = append(why, fmt.Sprintf("publisher %d: %v", p.id, err))
+			continue
+		}
+		a.ToBrokerSends += n
+		if sent := p.sent.Load(); sent > 0 && n > 0 {
+			r.toBroker += n * r.dueFrom(p) / sent
+		}
+	}
+	if len(why) > 0 {
+		a.ToBrokerError = strings.Join(why[:min(len(why), 3)], "; ")
+		if len(why) > 3 {
+			a.ToBrokerError += fmt.Sprintf("; and %d more", len(why)-3)
 		}
 	}
 }

@@ -25,6 +25,9 @@ type holdingDriver struct {
 	// Flush has waited flushDelay (they sat in its socket, crossing a slow
 	// link); a Flush cancelled before that leaves them unsent.
 	flushDelay time.Duration
+	// unreceived: publishers say how many of their sends have not
+	// reached the broker (driver.UnreceivedReporter).
+	unreceived bool
 
 	mu   sync.Mutex
 	subs []*holdingSub
@@ -45,7 +48,11 @@ func (d *holdingDriver) Purge(context.Context, string) error            { return
 func (d *holdingDriver) Close() error                                   { return nil }
 
 func (d *holdingDriver) Publisher(_ context.Context, s driver.PubSpec) (driver.Publisher, error) {
-	return &holdingPub{d: d, spec: s}, nil
+	p := &holdingPub{d: d, spec: s}
+	if d.unreceived {
+		return reportingPub{p}, nil
+	}
+	return p, nil
 }
 
 func (d *holdingDriver) Subscriber(_ context.Context, s driver.SubSpec, h driver.Handler) (driver.Subscriber, error) {
@@ -106,6 +113,11 @@ func (p *holdingPub) Flush(ctx context.Context) error {
 }
 
 func (p *holdingPub) Close() error { return nil }
+
+// reportingPub says how many of its sends have not reached the broker.
+type reportingPub struct{ *holdingPub }
+
+func (p reportingPub) Unreceived(context.Context) (int64, error) { return int64(len(p.pending)), nil }
 
 type holdingConn struct{}
 
@@ -201,16 +213,23 @@ func TestAccountingDeliversEverything(t *testing.T) {
 // when the window ends (here they reach it only after a 400 ms flush, four
 // times the case's drain) are waited for, not counted as lost; a flush
 // that the drain's upper bound cuts is recorded as cut, and what it left
-// unsent counts as lost.
+// unsent counts as lost, unless the publishers can say what the broker has
+// not received: then it is on its way to the broker (to broker), each send
+// weighted by the deliveries due for it.
 func TestFlushOutlastsTheCaseDrain(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		delay    time.Duration
-		maxDrain time.Duration
-		cut      bool
-	}{{"waited-for", 400 * time.Millisecond, 30 * time.Second, false}, {"cut-by-the-bound", time.Hour, 200 * time.Millisecond, true}} {
+		name       string
+		delay      time.Duration
+		maxDrain   time.Duration
+		cut        bool
+		unreceived bool
+	}{
+		{"waited-for", 400 * time.Millisecond, 30 * time.Second, false, false},
+		{"cut-by-the-bound", time.Hour, 200 * time.Millisecond, true, false},
+		{"cut, publishers say what the broker has not received", time.Hour, 200 * time.Millisecond, true, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hd := &holdingDriver{deliverUpTo: 1 << 40, flushDelay: tc.delay}
+			hd := &holdingDriver{deliverUpTo: 1 << 40, flushDelay: tc.delay, unreceived: tc.unreceived}
 			c := heldCase()
 			res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-flush", Driver: reportingDriver{hd}, Seed: 5, MaxDrain: tc.maxDrain})
 			require.NoError(t, err)
@@ -218,12 +237,21 @@ func TestFlushOutlastsTheCaseDrain(t *testing.T) {
 			require.NotNil(t, a)
 			require.Positive(t, n.Expected)
 			assert.Equal(t, tc.cut, a.Drain.FlushCut)
-			assert.Equal(t, n.Expected, n.Received+n.Backlog+n.InFlight+n.Lost, "every due delivery is accounted for once")
-			if tc.cut {
+			assert.Equal(t, n.Expected, n.Received+n.Backlog+n.InFlight+n.ToBroker+n.Lost, "every due delivery is accounted for once")
+			switch {
+			case tc.unreceived:
+				assert.Zero(t, n.Received)
+				assert.Equal(t, n.Sent, a.ToBrokerSends, "no send reached the broker")
+				assert.Equal(t, 2*n.Sent, n.Expected, "two subscribers per topic")
+				assert.Equal(t, n.Expected, n.ToBroker, "every due delivery is on its way to the broker")
+				assert.Zero(t, n.Lost)
+				assert.Empty(t, a.ToBrokerError)
+			case tc.cut:
 				assert.Zero(t, n.Received, "the cut flush left every send unsent")
 				assert.Equal(t, n.Expected, n.Lost)
 				assert.False(t, res.DrainComplete)
-			} else {
+				assert.Contains(t, a.ToBrokerError, "cannot say")
+			default:
 				assert.Equal(t, n.Expected, n.Received, "sends that reached the broker during the flush were delivered")
 				assert.Zero(t, n.Lost)
 				assert.True(t, res.DrainComplete)
@@ -235,20 +263,23 @@ func TestFlushOutlastsTheCaseDrain(t *testing.T) {
 
 func TestSplit(t *testing.T) {
 	for _, tc := range []struct {
-		missing, pending, held int64
-		known                  bool
-		inFlight, backlog, los int64
+		missing, pending, held, toBroker int64
+		known                            bool
+		inFlight, backlog, toBrk, los    int64
 	}{
-		{100, 0, 100, true, 0, 100, 0},
-		{100, 0, 150, true, 0, 100, 0}, // the broker also counts received, unacknowledged messages
-		{100, 10, 60, true, 10, 60, 30},
-		{100, 0, 0, true, 0, 0, 100},
-		{100, 0, 100, false, 0, 0, 100},
-		{0, 5, 5, true, 0, 0, 0},
-		{-3, 0, 0, true, 0, 0, 0},
+		{100, 0, 100, 0, true, 0, 100, 0, 0},
+		{100, 0, 150, 0, true, 0, 100, 0, 0}, // the broker also counts received, unacknowledged messages
+		{100, 10, 60, 0, true, 10, 60, 0, 30},
+		{100, 0, 0, 0, true, 0, 0, 0, 100},
+		{100, 0, 100, 0, false, 0, 0, 0, 100},
+		{0, 5, 5, 5, true, 0, 0, 0, 0},
+		{-3, 0, 0, 0, true, 0, 0, 0, 0},
+		{100, 10, 60, 20, true, 10, 60, 20, 10}, // sends not yet at the broker
+		{100, 10, 60, 50, true, 10, 60, 30, 0},  // bounded by what is left
+		{100, 10, 60, 20, false, 10, 0, 20, 70}, // the broker not asked: its share stays in lost
 	} {
-		f, b, l := Split(tc.missing, tc.pending, tc.held, tc.known)
-		assert.Equal(t, []int64{tc.inFlight, tc.backlog, tc.los}, []int64{f, b, l}, "%+v", tc)
+		f, b, tb, l := Split(tc.missing, tc.pending, tc.held, tc.toBroker, tc.known)
+		assert.Equal(t, []int64{tc.inFlight, tc.backlog, tc.toBrk, tc.los}, []int64{f, b, tb, l}, "%+v", tc)
 	}
 }
 

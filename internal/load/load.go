@@ -100,8 +100,12 @@ type Counts struct {
 	// messages the client library discarded as a slow consumer (part of
 	// Lost). DueInWindow counts the deliveries due for messages sent inside
 	// the window: the latency statistics cover those of them that arrived.
-	Backlog     int64 `json:"backlog,omitempty"`
-	InFlight    int64 `json:"in_flight,omitempty"`
+	Backlog  int64 `json:"backlog,omitempty"`
+	InFlight int64 `json:"in_flight,omitempty"`
+	// ToBroker counts deliveries due for sends still on their way to the
+	// broker when the drain ended (Accounting.ToBrokerSends, each send
+	// weighted by its publisher's deliveries per send); not lost.
+	ToBroker    int64 `json:"to_broker,omitempty"`
 	Dropped     int64 `json:"dropped,omitempty"`
 	DueInWindow int64 `json:"due_in_window,omitempty"`
 }
@@ -215,6 +219,7 @@ type run struct {
 
 	windowStart, windowEnd atomic.Int64 // monotonic ns (epoch-relative); unset (max) during the warm-up
 	acct                   Accounting
+	toBroker               int64 // deliveries due for sends the broker had not received (askUnreceived)
 	pubSeries, subSeries   *metrics.Series
 	seriesStart            int64 // the series' start, epoch-relative ns
 	firstErr               atomic.Pointer[string]
@@ -452,6 +457,15 @@ func (r *run) expected() int64 {
 	return n
 }
 
+// dueFrom is the deliveries due for every message p sent.
+func (r *run) dueFrom(p *pubState) int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.dueOf(p.sentTo[s.topic])
+	}
+	return n
+}
+
 func (r *run) expectedFor(s *subState) int64 {
 	return r.dueFor(s, func(p *pubState) [][]atomic.Int64 { return p.sentTo })
 }
@@ -461,11 +475,18 @@ func (r *run) expectedFor(s *subState) int64 {
 func (r *run) dueFor(s *subState, sent func(p *pubState) [][]atomic.Int64) int64 {
 	var n int64
 	for _, p := range r.pubs {
-		counts := sent(p)[s.topic]
-		for v := range counts {
-			if s.accepts(v) {
-				n += counts[v].Load()
-			}
+		n += s.dueOf(sent(p)[s.topic])
+	}
+	return n
+}
+
+// dueOf is the deliveries due to s among messages of its topic counted by
+// filtered value.
+func (s *subState) dueOf(counts []atomic.Int64) int64 {
+	var n int64
+	for v := range counts {
+		if s.accepts(v) {
+			n += counts[v].Load()
 		}
 	}
 	return n

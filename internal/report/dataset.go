@@ -61,8 +61,11 @@ type Group struct {
 	Lost, Dup, Late          int64
 	Expected, Received       int64
 	// Backlog is what the brokers still held when the drains ended (not
-	// lost); LostUnverified counts records whose lost may include backlog.
+	// lost), ToBroker the deliveries due for sends still on their way to
+	// the broker (not lost); LostUnverified counts records whose lost may
+	// include backlog.
 	Backlog        int64
+	ToBroker       int64
 	LostUnverified int
 
 	// Flags counts records per flag name (the text before the first ':');
@@ -167,6 +170,7 @@ func Build(recs []results.Record) *Dataset {
 		c := res.Counts
 		g.Lost += c.Lost
 		g.Backlog += c.Backlog
+		g.ToBroker += c.ToBroker
 		if lostUnverified(r) {
 			g.LostUnverified++
 		}

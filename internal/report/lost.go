@@ -22,8 +22,9 @@ func lostUnverified(r *results.Record) bool {
 }
 
 // lostCell is a group's lost count for the tables: only loss, with the
-// backlog the broker still held beside it, and marked lostMark when some
-// of its records' lost may include backlog.
+// backlog the broker still held and the deliveries due for sends still on
+// their way to it beside it, and marked lostMark when some of its
+// records' lost may include backlog.
 func lostCell(g *Group) string {
 	s := fmt.Sprint(g.Lost)
 	if g.LostUnverified > 0 {
@@ -31,6 +32,9 @@ func lostCell(g *Group) string {
 	}
 	if g.Backlog > 0 {
 		s += fmt.Sprintf(" +%d backlog", g.Backlog)
+	}
+	if g.ToBroker > 0 {
+		s += fmt.Sprintf(" +%d to broker", g.ToBroker)
 	}
 	return s
 }
