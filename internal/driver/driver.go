@@ -110,6 +110,22 @@ type SubSpec struct {
 	// CLIENT: ack cumulatively after this many messages or this much time.
 	AckEvery      int
 	AckIntervalMs int
+	// Window bounds the deliveries in flight to this subscriber (the
+	// driver pulls at most this many at a time) for a DeliveryWindowed
+	// driver; 0: the driver's default. AckWait is how long the broker
+	// waits for an acknowledgement before it redelivers; 0: the driver's
+	// default.
+	Window  int
+	AckWait time.Duration
+}
+
+// DeliveryWindowed is implemented by drivers whose subscribers pull
+// deliveries in batches for a case of f (JetStream pull consumers): their
+// in-flight deliveries can be bounded (SubSpec.Window). Over a shaped
+// link a batch larger than the link can carry within the broker's
+// redelivery timer comes again before it has arrived.
+type DeliveryWindowed interface {
+	DeliveryWindowed(f scenario.Factors) bool
 }
 
 // Message is one outgoing message: an encoded body (pslab stamp included)

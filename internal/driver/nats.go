@@ -96,6 +96,7 @@ func (d *NATS) Mechanism(f scenario.Factors) string {
 		} else {
 			parts = append(parts, "ephemeral pull consumer per subscriber")
 		}
+		parts = append(parts, fmt.Sprintf("pulled in batches of delivery_window messages (%d when absent), redelivered when not acknowledged within ack_wait_s (%.0f s when absent)", defaultPullBatch, defaultAckWait.Seconds()))
 		if f.Delivery == scenario.Persistent {
 			parts = append(parts, "JetStream publish waiting for PubAck (window of outstanding acks, at most 50000 over all publishers)")
 		} else {

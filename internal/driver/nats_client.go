@@ -123,7 +123,7 @@ func (s *natsSubscriber) consumeJetStream(ctx context.Context, subjects []string
 	cfg := jetstream.ConsumerConfig{
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        30 * time.Second,
+		AckWait:        ackWait(s.spec.AckWait),
 		MaxAckPending:  20000,
 		FilterSubjects: subjects,
 	}
@@ -147,6 +147,31 @@ func (s *natsSubscriber) consumeJetStream(ctx context.Context, subjects []string
 	return s.startConsumer(ctx, cfg)
 }
 
+// defaultAckWait is the consumers' redelivery timer without SubSpec.AckWait.
+const defaultAckWait = 30 * time.Second
+
+func ackWait(w time.Duration) time.Duration {
+	if w > 0 {
+		return w
+	}
+	return defaultAckWait
+}
+
+// defaultPullBatch is how many messages a JetStream subscriber pulls at a
+// time without a delivery window (SubSpec.Window).
+const defaultPullBatch = 1000
+
+// pullBatch is the pull batch of a subscriber with delivery window w.
+func pullBatch(w int) int {
+	if w > 0 {
+		return w
+	}
+	return defaultPullBatch
+}
+
+// DeliveryWindowed implements DeliveryWindowed: JetStream subscribers pull.
+func (d *NATS) DeliveryWindowed(f scenario.Factors) bool { return !usesCore(f) }
+
 // startConsumer creates (or finds) the consumer of cfg and consumes it,
 // stopping the previous Consume if there was one.
 func (s *natsSubscriber) startConsumer(ctx context.Context, cfg jetstream.ConsumerConfig) error {
@@ -154,7 +179,7 @@ func (s *natsSubscriber) startConsumer(ctx context.Context, cfg jetstream.Consum
 	if err != nil {
 		return fmt.Errorf("create consumer: %w", err)
 	}
-	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(1000))
+	cc, err := cons.Consume(s.deliver, jetstream.PullMaxMessages(pullBatch(s.spec.Window)))
 	if err != nil {
 		return err
 	}

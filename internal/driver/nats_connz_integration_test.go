@@ -3,6 +3,7 @@ package driver_test
 import (
 	"context"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -222,6 +223,53 @@ func TestPublisherUnreceivedCountsSendsNotAtTheServer(t *testing.T) {
 			n, err = ur.Unreceived(ctx)
 			require.NoError(t, err)
 			assert.Zero(t, n, "after the flush the server has every send")
+		})
+	}
+}
+
+// TestJetStreamSubscriberPullsItsWindow: a JetStream subscriber whose
+// handler is stuck on its first message (nothing acknowledged, its client
+// buffer full) is handed at most its delivery window by the server, the
+// rest waiting in the stream; without a window, the driver's default
+// batch (here all 200).
+func TestJetStreamSubscriberPullsItsWindow(t *testing.T) {
+	_, ep := startNATSChild(t)
+	d := newNATSDriver(t, ep)
+	for _, tc := range []struct {
+		window, want int
+	}{{5, 5}, {0, 200}} {
+		t.Run(strconv.Itoa(tc.window), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cs := driver.CaseSpec{Prefix: testPrefix(), Factors: natsFactors(scenario.Durable, scenario.Persistent)}
+			require.NoError(t, d.Prepare(ctx, cs))
+			stuck := make(chan struct{})
+			s, err := d.Subscriber(ctx, driver.SubSpec{Case: cs, DurableName: "w", Window: tc.window}, func(driver.Delivery) { <-stuck })
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
+			t.Cleanup(func() { close(stuck) }) // before the subscriber closes
+			p, err := d.Publisher(ctx, driver.PubSpec{Case: cs, Window: 1000})
+			require.NoError(t, err)
+			defer p.Close()
+			for range 200 {
+				require.NoError(t, p.Publish(ctx, driver.Message{Body: make([]byte, 100), Sel: -1}))
+			}
+			require.NoError(t, p.Flush(ctx))
+			var h driver.Held
+			for range 50 {
+				h, err = d.Held(ctx, cs)
+				require.NoError(t, err)
+				if h.Delivering >= int64(tc.want) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			assert.Equal(t, int64(tc.want), h.Delivering, "handed to the subscriber, not acknowledged")
+			assert.Equal(t, int64(200), h.Backlog, "nothing acknowledged: the stream holds all of it for the subscriber")
+			time.Sleep(500 * time.Millisecond) // and no further pull follows
+			h, err = d.Held(ctx, cs)
+			require.NoError(t, err)
+			assert.Equal(t, int64(tc.want), h.Delivering, "still the window, half a second later")
 		})
 	}
 }

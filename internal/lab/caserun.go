@@ -95,6 +95,7 @@ func (s *session) runCase(ctx context.Context, c scenario.Case, rep int) *result
 // newCaseRun starts the record: what the case is, where and on what.
 func (s *session) newCaseRun(c scenario.Case, rep int) *caseRun {
 	c.PublishWindow = s.nw.publishWindow(c, s.drv) // recorded as used
+	c.DeliveryWindow, c.AckWait = s.nw.deliveryFlow(c, s.drv)
 	rec := &results.Record{
 		Schema: results.SchemaVersion, RunID: s.runID, Suite: s.p.Suite.Name, File: s.p.Suite.File,
 		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: s.o.Quick,

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -79,6 +80,36 @@ func TestPublishWindowFollowsTheLink(t *testing.T) {
 	assert.Equal(t, 1, wifi.publishWindow(c, nil), "at least one message")
 	c.PublishWindow = 7
 	assert.Equal(t, 7, wifi.publishWindow(c, nil), "the scenario's window wins")
+}
+
+// TestDeliveryWindowFollowsTheLink: JetStream subscribers on a shaped
+// link share 4 s of the link's rate (at least one message each) and get a
+// 2 min redelivery timer; core NATS (pushed, nothing pulled) and unshaped
+// paths keep the driver's defaults.
+func TestDeliveryWindowFollowsTheLink(t *testing.T) {
+	c := scenario.Defaults()
+	c.Subscribers, c.Size = 100, 100
+	c.Subscription, c.Delivery, c.Ack = scenario.Durable, scenario.Persistent, scenario.AckAuto
+	nats := &driver.NATS{}
+	wire := &network{profile: netem.Profile{Name: "wireline"}}
+	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
+	w, wait := wifi.deliveryFlow(c, nats)
+	assert.Equal(t, 50, w, "1 Mbit/s: 500 000 B over 100 subscribers, 5000 B each, of 100 B messages")
+	assert.Equal(t, 2*time.Minute, wait, "TCP's longest back-off")
+	c.Subscribers = 1
+	w, _ = wifi.deliveryFlow(c, nats)
+	assert.Equal(t, 1024, w, "one subscriber: the window's cap")
+	c.Subscribers, c.Size = 50, 5120
+	w, _ = wifi.deliveryFlow(c, nats)
+	assert.Equal(t, 1, w, "at least one message")
+	w, wait = wire.deliveryFlow(c, nats)
+	assert.Zero(t, w, "unshaped: the driver's default window")
+	assert.Zero(t, wait, "unshaped: the driver's default timer")
+	w, wait = wifi.deliveryFlow(c, nil)
+	assert.Zero(t, w+int(wait), "a driver that does not pull")
+	c.Subscription, c.Delivery = scenario.NonDurable, scenario.NonPersistent
+	w, wait = wifi.deliveryFlow(c, nats)
+	assert.Zero(t, w+int(wait), "core NATS: the server pushes")
 }
 
 func TestCoreNATSIsTCPBoundedOnlyWhenUnshaped(t *testing.T) {

@@ -245,7 +245,7 @@ func (r *run) connect(ctx context.Context) error {
 		s := &subState{id: j, topic: f.TopicOfSubscriber(j), trackers: make([]*seqTracker, f.Publishers),
 			hist:  metrics.NewHistogram(),
 			marks: make([]int64, len(c.Faults)), backlog: make([]int64, len(c.Faults)), lastBacklog: make([]int64, len(c.Faults))}
-		spec := driver.SubSpec{Case: r.cs, ID: j, Topic: s.topic,
+		spec := driver.SubSpec{Case: r.cs, ID: j, Topic: s.topic, Window: c.DeliveryWindow, AckWait: c.AckWait,
 			AckEvery: c.AckEvery, AckIntervalMs: int(c.AckInterval / time.Millisecond)}
 		switch {
 		case f.Selector:

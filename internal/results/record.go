@@ -77,6 +77,11 @@ type Settings struct {
 	DrainS        float64 `json:"drain_s"`
 	Rate          float64 `json:"rate"`
 	PublishWindow int     `json:"publish_window"`
+	// DeliveryWindow: scenario.Case.DeliveryWindow (0, absent: the
+	// driver's default or no pull at all).
+	DeliveryWindow int `json:"delivery_window,omitempty"`
+	// AckWaitS: scenario.Case.AckWait (absent: the driver's default).
+	AckWaitS      float64 `json:"ack_wait_s,omitempty"`
 	InFlight      int     `json:"in_flight,omitempty"`
 	AckEvery      int     `json:"ack_every"`
 	AckIntervalMs int64   `json:"ack_interval_ms"`
@@ -94,7 +99,7 @@ type Settings struct {
 func SettingsOf(c scenario.Case) Settings {
 	return Settings{
 		WarmupS: c.Warmup.Seconds(), WindowS: c.Window.Seconds(), DrainS: c.Drain.Seconds(),
-		Rate: c.Rate, PublishWindow: c.PublishWindow, InFlight: c.InFlight, AckEvery: c.AckEvery,
+		Rate: c.Rate, PublishWindow: c.PublishWindow, DeliveryWindow: c.DeliveryWindow, AckWaitS: c.AckWait.Seconds(), InFlight: c.InFlight, AckEvery: c.AckEvery,
 		AckIntervalMs: c.AckInterval.Milliseconds(), Capacity: c.Capacity,
 		ConnectUnshaped: c.ConnectUnshaped,
 	}

@@ -20,6 +20,16 @@ type Case struct {
 	Rate float64 `json:"rate"`
 	// PublishWindow is the flow-control window (unconfirmed sends per publisher).
 	PublishWindow int `json:"publish_window"`
+	// DeliveryWindow bounds each subscriber's deliveries in flight (sent
+	// by the broker, not yet taken by the client) where the driver pulls
+	// them (driver.DeliveryWindowed); set by the run on a shaped link, 0:
+	// the driver's own default. Not a scenario-file key.
+	DeliveryWindow int `json:"delivery_window,omitempty"`
+	// AckWait is how long the broker waits for a subscriber's
+	// acknowledgement before it redelivers, where it has such a timer
+	// (driver.DeliveryWindowed); set by the run on a shaped link, 0: the
+	// driver's default. Not a scenario-file key.
+	AckWait time.Duration `json:"-"`
 	// InFlight bounds the deliveries due but not yet received across the
 	// case (0: no bound): publishers wait at it, so the broker's backlog
 	// stays bounded and saturation is at the pace it can sustain.
