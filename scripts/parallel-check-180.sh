@@ -13,6 +13,7 @@
 # $OUT/alone/, compare.md, compare.csv, compare.png/.svg and README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/compare-lib.sh
 repro=${REPRO:-results/gaddah-kunz-repro/gaddah-kunz-set1}
 out=${OUT:-results/parallel-check-180}
 cases=${CASES:-01,03,19}
@@ -32,8 +33,7 @@ t0=$(date +%s)
 "${cmd[@]}" 2>&1 | tee -a "$out/alone.log" | { grep -E '^\[|wall time' || true; }
 t1=$(date +%s)
 echo "part: $(date -u +%Y-%m-%dT%H:%M:%SZ), $((t1 - t0)) s, pslab $("$pslab" version 2>/dev/null | head -1), $(hostname), $(nproc) cores, command: pslab ${cmd[*]:1}" >>"$out/parts.log"
-"$pslab" compare "$out/alone" "$repro" --plot "$out" >"$out/compare.md"
-"$pslab" compare "$out/alone" "$repro" --format csv >"$out/compare.csv"
+compare_rows "$pslab" "$out/alone" "$repro" "$out"
 {
   echo "# Parallel labs against a lab alone, at the reproduction's 180 s window"
   echo
@@ -45,10 +45,7 @@ echo "part: $(date -u +%Y-%m-%dT%H:%M:%SZ), $((t1 - t0)) s, pslab $("$pslab" ver
   echo "Made by \`bash scripts/parallel-check-180.sh\`; parts.log says when, how long"
   echo "and with which pslab."
   echo
-  echo "B/A = parallel / alone, per row: the ratio of geometric means over the"
-  echo "repetitions with its 95 % CI (Welch's t on log values), the p-value, and the"
-  echo "verdict (same: TOST within ±10 %; differs: the CI excludes 1; else"
-  echo "inconclusive). Plot: compare.png / compare.svg; CSV: compare.csv."
+  compare_legend
   echo
   cat "$out/compare.md"
 } >"$out/README.md"

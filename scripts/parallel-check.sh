@@ -7,6 +7,7 @@
 # compare.png/.svg and README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/compare-lib.sh
 out=${OUT:-results/parallel-check}
 labs=${LABS:-4}
 seed=${SEED:-1}
@@ -20,8 +21,7 @@ $pslab run scenarios/parallel-check.yaml --seed "$seed" --out "$out/alone" 2>&1 
 t1=$(date +%s)
 $pslab run scenarios/parallel-check.yaml --seed "$seed" --parallel "$labs" --out "$out/parallel" 2>&1 | tee "$out/parallel.log" | { grep -E '^\[|wall time' || true; }
 t2=$(date +%s)
-$pslab compare "$out/alone" "$out/parallel" --plot "$out" >"$out/compare.md"
-$pslab compare "$out/alone" "$out/parallel" --format csv >"$out/compare.csv"
+compare_rows "$pslab" "$out/alone" "$out/parallel" "$out"
 {
   echo "# Parallel labs against a lab alone"
   echo
@@ -33,10 +33,7 @@ $pslab compare "$out/alone" "$out/parallel" --format csv >"$out/compare.csv"
   echo
   echo "Made by \`bash scripts/parallel-check.sh\`: alone $((t1 - t0)) s, parallel $((t2 - t1)) s."
   echo
-  echo "B/A = parallel / alone, per row: the ratio of geometric means over the"
-  echo "repetitions with its 95 % CI (Welch's t on log values), the p-value, and the"
-  echo "verdict (same: TOST within ±10 %; differs: the CI excludes 1; else"
-  echo "inconclusive). Plot: compare.png / compare.svg; CSV: compare.csv."
+  compare_legend
   echo
   cat "$out/compare.md"
 } >"$out/README.md"
