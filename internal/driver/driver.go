@@ -57,6 +57,13 @@ type Endpoint struct {
 	// connection instead of Dialer: from beside the broker, not over the
 	// emulated link.
 	AdminDialer Dialer
+	// StallTolerance is how long a client connection may move nothing
+	// (TCP's retransmission back-off on a congested link) before the
+	// broker may give it up, where the client sets that (STOMP: the
+	// heart-beat it promises is half of it, and Artemis' connection TTL
+	// twice the heart-beat); 0: the driver's default. The lab sets it on
+	// a shaped link.
+	StallTolerance time.Duration
 	// MonitorURL is a NATS server's HTTP monitoring endpoint
 	// (http://host:port), reached with the admin dialer: Held reads the
 	// output buffers of core NATS subscribers from its /connz. "" when the

@@ -28,6 +28,22 @@ type Held struct {
 	// were in the client.
 	Queued int64 `json:"queued,omitempty"`
 	Parsed int64 `json:"parsed,omitempty"`
+	// ClosedByServer counts the case's subscribers whose newest connection
+	// the broker had closed (core NATS: connz state=closed, by reason in
+	// ClosedReasons) while their clients had not connected again, mostly
+	// because they had not noticed yet behind a stalled link. What it had
+	// queued for them and they had not parsed is held nowhere: lost.
+	// Their counts are in Queued and Parsed.
+	ClosedByServer int            `json:"closed_by_server,omitempty"`
+	ClosedReasons  map[string]int `json:"closed_reasons,omitempty"`
+	// Routed counts what the broker put on the case's subscription queues
+	// since they were made, one per message and queue, delivered since or
+	// not (Artemis messagesAdded); nil when the broker cannot say. Read
+	// after the backlog of each queue, so that a message routed between
+	// the two counts is in Routed, not in Backlog. Deliveries due beyond
+	// Routed are for sends the broker had not received, if every queue
+	// lived through the case.
+	Routed *int64 `json:"routed,omitempty"`
 	// Source says how the broker was asked.
 	Source string `json:"source"`
 }

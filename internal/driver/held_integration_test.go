@@ -84,6 +84,13 @@ func TestDurableBacklogIsNotLostArtemis(t *testing.T) {
 	res := runOutrun(t, slowDriver{d, time.Millisecond}, outrunCase(scenario.Durable), testPrefix())
 	assert.Zero(t, res.Counts.Lost, "a durable subscription loses nothing")
 	assert.Positive(t, res.Counts.Backlog)
+	a := res.Accounting
+	require.NotNil(t, a.Held.Routed, "Artemis counts what it put on the case's queues")
+	if a.Drain.FlushCut {
+		assert.LessOrEqual(t, *a.Held.Routed, res.Counts.Expected)
+	} else {
+		assert.Equal(t, res.Counts.Expected, *a.Held.Routed, "every confirmed send was routed to the subscription's queue")
+	}
 }
 
 // TestCoreSlowConsumerLoses: core NATS holds nothing; with a pending limit

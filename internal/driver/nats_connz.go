@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,6 +38,7 @@ type connzConn struct {
 	OutBytes int64    `json:"out_bytes"`
 	NumSubs  int      `json:"subscriptions"`
 	Subs     []string `json:"subscriptions_list"`
+	Reason   string   `json:"reason"` // why the server closed it (state=closed)
 }
 
 // connzPageSize is how many connections one /connz request asks for.
@@ -68,6 +70,34 @@ func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec, parsed func(name str
 	for _, cn := range conns {
 		if strings.HasPrefix(cn.Name, prefix) && cn.CID >= newest[cn.Name].CID {
 			newest[cn.Name] = cn
+		}
+	}
+	// A subscriber whose newest connection the server has closed (a slow
+	// consumer, a write deadline, a stale connection), while its client,
+	// behind a stalled link, has not noticed yet: what the server queued
+	// for it and the client has not parsed went with the connection. A
+	// connection the server is still tearing down (its last write waits
+	// for the write deadline) is in both lists.
+	closed, err := connz(ctx, ep, "state", "closed", "subs", "0")
+	if err != nil {
+		return h, err
+	}
+	gone := map[string]connzConn{}
+	for _, cn := range closed {
+		if strings.HasPrefix(cn.Name, prefix) && cn.CID >= newest[cn.Name].CID && cn.CID >= gone[cn.Name].CID {
+			gone[cn.Name] = cn
+		}
+	}
+	for name, cn := range gone {
+		delete(newest, name)
+		h.ClosedByServer++
+		if h.ClosedReasons == nil {
+			h.ClosedReasons = map[string]int{}
+		}
+		h.ClosedReasons[cmp.Or(cn.Reason, "unknown")]++
+		if got, ok := parsed(name); ok {
+			h.Queued += cn.OutMsgs
+			h.Parsed += int64(got)
 		}
 	}
 	unknown := 0

@@ -187,6 +187,59 @@ func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
 	}
 }
 
+// TestCoreHeldCountsConnectionsTheServerClosed: a subscriber that reads
+// nothing (behind a stalled link) is closed by the server once its output
+// buffer passes max_pending (64 MiB), and its client does not notice while
+// its reads are stalled. The server lists it as closed while it still
+// tears it down (up to its write deadline). Held finds it (connz
+// state=closed): nothing of it counts as on its way, its counts are in
+// Queued and Parsed, and the reason is kept.
+func TestCoreHeldCountsConnectionsTheServerClosed(t *testing.T) {
+	_, ep := startNATSChild(t)
+	dialer := &stallDialer{release: make(chan struct{})}
+	ep.Dialer = dialer
+	d := newNATSDriver(t, ep)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const size, sent = 5120, 40000 // 200 MiB: past max_pending and what the socket buffers hold
+	f := natsFactors(scenario.NonDurable, scenario.NonPersistent)
+	f.Size = size
+	cs := driver.CaseSpec{Prefix: testPrefix(), Factors: f}
+	mark := dialer.count()
+	var delivered atomic.Int64
+	s, err := d.Subscriber(ctx, driver.SubSpec{Case: cs}, func(driver.Delivery) { delivered.Add(1) })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	dialer.stallFrom(mark)
+	t.Cleanup(func() { close(dialer.release) }) // before the subscriber closes
+	p, err := d.Publisher(ctx, driver.PubSpec{Case: cs, Window: sent})
+	require.NoError(t, err)
+	body := make([]byte, size)
+	for range sent {
+		require.NoError(t, p.Publish(ctx, driver.Message{Body: body, Sel: -1}))
+	}
+	require.NoError(t, p.Flush(ctx), "the server has taken every send")
+	require.NoError(t, p.Close())
+	var h driver.Held
+	for range 100 {
+		h, err = d.Held(ctx, cs)
+		require.NoError(t, err)
+		if h.ClosedByServer > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("sent %d, delivered %d, held %+v", sent, delivered.Load(), h)
+	require.Equal(t, 1, h.ClosedByServer, "the server closed the subscriber's connection")
+	require.Len(t, h.ClosedReasons, 1)
+	for reason := range h.ClosedReasons {
+		assert.Contains(t, reason, "Slow Consumer")
+	}
+	assert.Zero(t, h.Backlog, "nothing of a closed connection is on its way")
+	assert.Positive(t, h.Queued, "the server had queued for it")
+	assert.GreaterOrEqual(t, h.Queued, h.Parsed)
+}
+
 // TestPublisherUnreceivedCountsSendsNotAtTheServer: a publisher whose
 // writes stop (a socket behind a stalled link) says that the server has
 // received none of its sends, by the server's own count on its

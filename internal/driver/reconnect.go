@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -60,7 +61,8 @@ func (l *connLog) down() bool {
 
 // outageCause names why a connection was lost without its addresses (a
 // socket error names both ends), so that the causes of a case's many
-// connections can be counted together: "write: i/o timeout", "EOF".
+// connections can be counted together: "write: i/o timeout", "EOF"; an
+// address with its port in any other text is replaced by <addr>.
 func outageCause(err error) string {
 	if err == nil {
 		return ""
@@ -73,8 +75,13 @@ func outageCause(err error) string {
 		}
 		return op.Op + ": " + msg
 	}
-	return err.Error()
+	return hostPort.ReplaceAllString(err.Error(), "<addr>")
 }
+
+// hostPort matches an IPv4 address with a port, as brokers name a
+// client in their error texts ("Did not receive data from
+// 10.77.1.2:33482 within ...").
+var hostPort = regexp.MustCompile(`\b\d{1,3}(\.\d{1,3}){3}:\d+\b`)
 
 func (l *connLog) addInDoubt(n int64) {
 	if n <= 0 {

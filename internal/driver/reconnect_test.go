@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,5 +23,7 @@ func TestOutageCauseLeavesOutTheAddresses(t *testing.T) {
 	assert.Equal(t, "read: connection reset by peer", outageCause(reset))
 	assert.Equal(t, "read: connection reset by peer", outageCause(fmt.Errorf("STOMP connection to x: %w", reset)))
 	assert.Equal(t, "EOF", outageCause(io.EOF))
+	assert.Equal(t, "broker sent ERROR: AMQ229014: Did not receive data from <addr> within the 20000ms connection TTL. The connection will now be closed.",
+		outageCause(errors.New("broker sent ERROR: AMQ229014: Did not receive data from 10.77.1.2:33482 within the 20000ms connection TTL. The connection will now be closed.")))
 	assert.Empty(t, outageCause(nil))
 }

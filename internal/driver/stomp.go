@@ -130,6 +130,8 @@ func (d *stompDriver) Mechanism(f scenario.Factors) string {
 			DefaultAckEvery)
 	}
 	fmt.Fprintf(&b, "; consumer-window-size %d bytes, ACK also at half of it", stompWindowBytes)
+	hb := heartBeatFor(d.ep)
+	fmt.Fprintf(&b, "; CONNECT heart-beat:%d,0 (Artemis closes a connection that sends nothing for %s)", hb.Milliseconds(), 2*hb)
 	if f.Selector {
 		b.WriteString("; selector = SEND header sel:<0..99>, SUBSCRIBE selector:convert_string_expressions:sel >= a AND sel < b (STOMP headers are strings)")
 	}
@@ -158,7 +160,7 @@ func (d *stompDriver) Purge(ctx context.Context, prefix string) error {
 	if err := checkName(prefix); err != nil {
 		return err
 	}
-	return d.withAdmin(ctx, func(a *stompAdmin) error { return a.purge(ctx, prefix) })
+	return d.withAdmin(ctx, func(a *stompAdmin) error { return a.purge(ctx, prefix, purgeBound(d.ep)) })
 }
 
 // Close implements Driver.

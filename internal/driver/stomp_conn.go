@@ -32,10 +32,21 @@ var errNotSent = errors.New("not sent")
 // ErrLoginRefused means the broker rejected the user name or password.
 var ErrLoginRefused = errors.New("login refused by the broker")
 
-// stompHeartBeatMs is the client-to-server heart-beat we promise. Artemis
-// sets the connection TTL to twice this; a heart-beat goroutine keeps idle
-// connections (a subscriber waiting for messages) alive.
-const stompHeartBeatMs = 10000
+// stompHeartBeat is the client-to-server heart-beat we promise, by
+// default. Artemis sets the connection TTL to twice this; a heart-beat
+// goroutine keeps idle connections (a subscriber waiting for messages)
+// alive.
+const stompHeartBeat = 10 * time.Second
+
+// heartBeatFor is the heart-beat a client of ep promises: half its
+// StallTolerance, so that Artemis' connection TTL is the stall tolerance,
+// or stompHeartBeat.
+func heartBeatFor(ep Endpoint) time.Duration {
+	if ep.StallTolerance > 0 {
+		return ep.StallTolerance / 2
+	}
+	return stompHeartBeat
+}
 
 // stompError is an ERROR frame from the broker.
 type stompError struct {
@@ -68,8 +79,9 @@ type stompConn struct {
 	wmu    sync.Mutex
 	bw     *bufio.Writer
 	fw     *frame.Writer
-	wrote  atomic.Bool // something was written since the last heart-beat tick
-	closed bool        // guarded by wmu: DISCONNECT was sent or socket closed
+	wrote  atomic.Bool   // something was written since the last heart-beat tick
+	hb     time.Duration // the heart-beat promised in CONNECT
+	closed bool          // guarded by wmu: DISCONNECT was sent or socket closed
 
 	mu       sync.Mutex
 	receipts map[string]func(error)
@@ -117,6 +129,7 @@ func dialSTOMP(ctx context.Context, ep Endpoint, clientID string, onMsg func(*fr
 		done:     make(chan struct{}),
 		readDone: make(chan struct{}),
 		onMsg:    onMsg,
+		hb:       heartBeatFor(ep),
 	}
 	c.fw = frame.NewWriter(nc)
 	r := frame.NewReaderSize(nc, 64<<10)
@@ -141,7 +154,7 @@ func (c *stompConn) login(ctx context.Context, r *frame.Reader, ep Endpoint, cli
 	f := frame.New(frame.CONNECT,
 		frame.AcceptVersion, "1.2",
 		frame.Host, host,
-		frame.HeartBeat, strconv.Itoa(stompHeartBeatMs)+",0")
+		frame.HeartBeat, strconv.FormatInt(c.hb.Milliseconds(), 10)+",0")
 	if ep.User != "" {
 		f.Header.Add(frame.Login, ep.User)
 		f.Header.Add(frame.Passcode, ep.Password)
@@ -251,7 +264,7 @@ func (c *stompConn) failure() error {
 }
 
 func (c *stompConn) heartBeat() {
-	t := time.NewTicker(stompHeartBeatMs * time.Millisecond / 2)
+	t := time.NewTicker(c.hb / 2)
 	defer t.Stop()
 	for {
 		select {

@@ -11,9 +11,12 @@ import (
 // queues of non-durable subscribers), by Artemis management. Artemis'
 // messageCount already includes the messages being delivered
 // (deliveringCount), so the two are not added; Delivering reports the
-// latter on its own.
+// latter on its own. Routed is the queues' messagesAdded, each read after
+// the queue's messageCount.
 func (d *stompDriver) Held(ctx context.Context, c CaseSpec) (Held, error) {
-	h := Held{Source: "Artemis queues on the case's addresses: messageCount (deliveringCount included)"}
+	h := Held{Source: "Artemis queues on the case's addresses: messageCount (deliveringCount included); routed: messagesAdded"}
+	var routed int64
+	gone := false // a queue went away while asked: its messagesAdded is not known
 	err := d.withAdmin(ctx, func(a *stompAdmin) error {
 		addrs, err := a.names(ctx, "getAddressNames", c.Prefix)
 		if err != nil {
@@ -23,28 +26,37 @@ func (d *stompDriver) Held(ctx context.Context, c CaseSpec) (Held, error) {
 			var queues []string
 			if err := a.call(ctx, "address."+ad, "getQueueNames", &queues); err != nil {
 				if isNotExist(err) {
+					gone = true
 					continue
 				}
 				return err
 			}
 			for _, q := range queues {
-				var count, delivering int64
+				var count, delivering, added int64
 				err := a.call(ctx, "queue."+q, "getMessageCount", &count)
 				if err == nil {
 					err = a.call(ctx, "queue."+q, "getDeliveringCount", &delivering)
 				}
+				if err == nil {
+					err = a.call(ctx, "queue."+q, "getMessagesAdded", &added)
+				}
 				if err != nil {
 					if isNotExist(err) {
+						gone = true
 						continue // a temporary queue whose subscriber just left
 					}
 					return err
 				}
 				h.Backlog += count
 				h.Delivering += delivering
+				routed += added
 			}
 		}
 		return nil
 	})
+	if err == nil && !gone {
+		h.Routed = &routed
+	}
 	return h, err
 }
 

@@ -478,6 +478,66 @@ func TestArtemisSTOMP(t *testing.T) {
 		}
 	})
 
+	// Held.Routed is what Artemis put on the case's queues: none of the
+	// sends held back in the publisher's socket (as behind a stalled
+	// link), all of them on each queue once they are through.
+	t.Run("HeldCountsWhatWasRouted", func(t *testing.T) {
+		e := newEnv(t, d, base)
+		c1, c2 := &collector{}, &collector{}
+		s1 := e.sub(driver.SubSpec{}, c1)
+		defer s1.Close()
+		s2 := e.sub(driver.SubSpec{ID: 1}, c2)
+		defer s2.Close()
+		dialer := &stallDialer{release: make(chan struct{})}
+		sep := ep
+		sep.Dialer = dialer
+		sd, err := driver.NewSTOMP(sep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sd.Close()
+		p, err := sd.Publisher(ctx, driver.PubSpec{Case: e.cs, Window: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if _, ok := p.(driver.UnreceivedReporter); ok {
+			t.Error("a STOMP publisher cannot say what the broker received; the broker's routed count stands in")
+		}
+		dialer.stallWritesFrom(0)
+		const sent = 300
+		for range sent {
+			if err := p.Publish(ctx, driver.Message{Body: make([]byte, 100), Sel: -1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		routed := func() int64 {
+			t.Helper()
+			h, err := d.(driver.HeldReporter).Held(ctx, e.cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Routed == nil {
+				t.Fatalf("no routed count: %+v", h)
+			}
+			return *h.Routed
+		}
+		if n := routed(); n != 0 {
+			t.Errorf("routed %d with every send held back in the publisher's socket, want 0", n)
+		}
+		if err := dialer.resumeWrites(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c1.waitCount(t, sent)
+		c2.waitCount(t, sent)
+		if n := routed(); n != 2*sent {
+			t.Errorf("routed %d after the flush, want %d (every send on each of two queues)", n, 2*sent)
+		}
+	})
+
 	// Last: restarts the broker.
 	t.Run("PersistentSurvivesRestart", func(t *testing.T) {
 		e := newEnv(t, d, base)

@@ -7,11 +7,18 @@ import (
 	"time"
 )
 
-// purgeBound bounds how long a purge waits for the consumers and
-// temporary queues of closed connections to go: longer than the 20 s TTL
-// Artemis gives a client that promised heart-beats, so a connection that
-// vanished without a FIN or RST is expired by then.
-const purgeBound = 30 * time.Second
+// purgeMargin is how much longer than Artemis' connection TTL a purge
+// waits for the consumers and temporary queues of closed connections to
+// go (purgeBound).
+const purgeMargin = 10 * time.Second
+
+// purgeBound bounds how long a purge waits: longer than the connection TTL
+// Artemis gives the clients of ep (twice their heart-beat: 20 s, or 2 min
+// on a shaped link), so a connection that vanished without a FIN or RST
+// (an RST lost on the emulated link) is expired by then. With a 30 s
+// bound and the 2 min TTL, one of four Artemis wifi-paper records of set
+// 1 ended with its purge refused (AMQ229025, a consumer still there).
+func purgeBound(ep Endpoint) time.Duration { return 2*heartBeatFor(ep) + purgeMargin }
 
 // purgeBackoff is the first pause between purge passes; it doubles up to
 // a second.
@@ -22,10 +29,10 @@ const purgeBackoff = 50 * time.Millisecond
 // force: destroyQueue(name, false) and deleteAddress(name, false) refuse
 // while a consumer or a queue remains (AMQ229025, AMQ229205), and the pass
 // is repeated, with a back-off, until the broker has torn down what the
-// closed connections left, for up to purgeBound. A forced delete would
+// closed connections left, for up to bound. A forced delete would
 // send the consumer's connection an ERROR while that connection may be
 // failing, which deadlocks Artemis 2.44 (stomp_close.go, docs/artemis.md).
-func (a *stompAdmin) purge(ctx context.Context, prefix string) error {
+func (a *stompAdmin) purge(ctx context.Context, prefix string, bound time.Duration) error {
 	start := time.Now()
 	pause := purgeBackoff
 	for {
@@ -33,8 +40,8 @@ func (a *stompAdmin) purge(ctx context.Context, prefix string) error {
 		if err != nil || busy == nil {
 			return err
 		}
-		if time.Since(start) >= purgeBound {
-			return fmt.Errorf("artemis purge of %s*: still in use after %.0f s: %w", prefix, purgeBound.Seconds(), busy)
+		if time.Since(start) >= bound {
+			return fmt.Errorf("artemis purge of %s*: still in use after %.0f s: %w", prefix, bound.Seconds(), busy)
 		}
 		select {
 		case <-ctx.Done():

@@ -415,3 +415,23 @@ func TestSubscriberAcks(t *testing.T) {
 		})
 	}
 }
+
+// TestHeartBeatFollowsTheStallTolerance: a STOMP client promises half its
+// endpoint's stall tolerance as its heart-beat (Artemis' connection TTL is
+// twice the heart-beat), 10 s without one; Mechanism says which.
+func TestHeartBeatFollowsTheStallTolerance(t *testing.T) {
+	if hb := heartBeatFor(Endpoint{}); hb != 10*time.Second {
+		t.Errorf("default heart-beat %s, want 10s", hb)
+	}
+	ep := Endpoint{URL: "stomp://127.0.0.1:61613", StallTolerance: 2 * time.Minute}
+	if hb := heartBeatFor(ep); hb != time.Minute {
+		t.Errorf("heart-beat %s for a 2 min stall tolerance, want 1m", hb)
+	}
+	d, err := NewSTOMP(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := d.Mechanism(scenario.Factors{}); !strings.Contains(m, "heart-beat:60000,0 (Artemis closes a connection that sends nothing for 2m0s)") {
+		t.Errorf("mechanism does not name the heart-beat: %s", m)
+	}
+}

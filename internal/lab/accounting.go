@@ -1,7 +1,11 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"pslab/internal/load"
 	"pslab/internal/results"
@@ -30,6 +34,8 @@ func accountingFlags(res *load.Result) []results.Flag {
 	if !res.DrainComplete {
 		why := ""
 		switch {
+		case a.Drain.FlushCut && a.ToBrokerUnrouted && a.Held != nil && a.Held.Routed != nil:
+			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s: the broker had put %d of the %d due deliveries on the case's queues, by its count, and no connection was lost (to broker %d deliveries, not lost)", a.Drain.FlushS, *a.Held.Routed, c.Expected, c.ToBroker)
 		case a.Drain.FlushCut && a.ToBrokerError == "":
 			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s: %d send(s) had not reached the broker yet, by its count (to broker %d deliveries, not lost)", a.Drain.FlushS, a.ToBrokerSends, c.ToBroker)
 		case a.Drain.FlushCut:
@@ -55,6 +61,9 @@ func accountingFlags(res *load.Result) []results.Flag {
 			flags = append(flags, results.NewFlag(results.FlagBacklog, "%d deliveries still queued at the broker when the drain ended (by its own count; not lost)", c.Backlog))
 		}
 	}
+	if a.Held != nil && a.Held.ClosedByServer > 0 {
+		flags = append(flags, results.NewFlag(results.FlagConnectionsLost, "the broker had closed %d subscriber connection(s) (%s) that had not connected again when the drain ended (their clients had not noticed yet, behind the link): what it had queued for them and they had not read is lost", a.Held.ClosedByServer, countsText(a.Held.ClosedReasons)))
+	}
 	if a.Held == nil && c.Lost > 0 {
 		flags = append(flags, results.NewFlag(results.FlagLostUnverified, "%d may include backlog (%s)", c.Lost, a.HeldError))
 	}
@@ -70,4 +79,15 @@ func accountingFlags(res *load.Result) []results.Flag {
 		flags = append(flags, results.NewFlag(results.FlagSubExceedsPub, "the window delivered %.2fx what was due for what its publishers sent in it (a backlog from before the window)", a.SubOverPub))
 	}
 	return flags
+}
+
+// countsText lists counts by key, most first, as "key: n, key: n".
+func countsText(m map[string]int) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -104,3 +104,31 @@ func TestDrainIncompleteSaysWhyLostMayBeUnsent(t *testing.T) {
 		})
 	}
 }
+
+// TestFlagsNameConnectionsLost: connections the server closed that their
+// clients had not noticed, and client outages without a fault, are
+// flagged connections-lost with their causes, most first; a cut flush
+// whose sends the broker had not routed says so.
+func TestFlagsNameConnectionsLost(t *testing.T) {
+	steady := load.Steady{Levelled: true}
+	r := record(10, 10, false, 500)
+	r.Result.Counts.SentInWindow, r.Result.Counts.DueInWindow, r.Result.Latency.Count = 500, 500, 100
+	r.Result.Accounting = &load.Accounting{Steady: steady, Drain: load.Drain{Ended: load.DrainBound},
+		Held: &driver.Held{ClosedByServer: 6, ClosedReasons: map[string]int{"Slow Consumer (Write Deadline)": 5, "Stale Connection": 1}}}
+	r.Result.UnexplainedOutages = 3
+	r.Result.OutageCauses = map[string]int{"EOF": 1, "read: connection reset by peer": 2}
+	fs := flagsFor(r)
+	assert.Equal(t, []string{"drain-incomplete", "connections-lost", "connections-lost"}, flagNames(fs))
+	assert.Contains(t, fs[1].Detail, "closed 6 subscriber connection(s) (Slow Consumer (Write Deadline): 5, Stale Connection: 1)")
+	assert.Contains(t, fs[2].Detail, "3 client connection(s) dropped without a scheduled fault (all outages by cause: read: connection reset by peer: 2, EOF: 1)")
+
+	routed := int64(900)
+	r = record(10, 10, false, 0)
+	r.Result.Counts.Expected, r.Result.Counts.ToBroker = 1000, 100
+	r.Result.Counts.SentInWindow, r.Result.Counts.DueInWindow, r.Result.Latency.Count = 500, 500, 100
+	r.Result.Accounting = &load.Accounting{Steady: steady, Drain: load.Drain{Ended: load.DrainBound, FlushCut: true, FlushS: 75},
+		Held: &driver.Held{Routed: &routed}, ToBrokerUnrouted: true}
+	fs = flagsFor(r)
+	require.NotEmpty(t, fs)
+	assert.Contains(t, fs[0].Detail, "the broker had put 900 of the 1000 due deliveries on the case's queues")
+}

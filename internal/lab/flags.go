@@ -61,7 +61,7 @@ func flagsFor(r *results.Record) []results.Flag {
 			flags = append(flags, results.NewFlag(results.FlagInFlightStalled, "%d time(s) a publisher waited %.0f s at the in_flight bound with no delivery arriving (deliveries went missing) and went on", res.InFlightStalls, load.StallAfter.Seconds()))
 		}
 		if res.UnexplainedOutages > 0 {
-			flags = append(flags, results.NewFlag(results.FlagConnectionsLost, "%d client connection(s) dropped without a scheduled fault", res.UnexplainedOutages))
+			flags = append(flags, results.NewFlag(results.FlagConnectionsLost, "%d client connection(s) dropped without a scheduled fault (all outages by cause: %s)", res.UnexplainedOutages, countsText(res.OutageCauses)))
 		}
 		if c.ReceivedInWindow == 0 {
 			flags = append(flags, results.NewFlag(results.FlagNoDeliveries, "throughput and latency are not measured"))

@@ -406,6 +406,7 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 	if err != nil {
 		return nil, nil, err
 	}
+	ep.StallTolerance = nw.stallTolerance()
 	drv, err := k.NewDriver(ctx, ep)
 	if err != nil {
 		b.Stop(context.Background())

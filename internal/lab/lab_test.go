@@ -110,6 +110,8 @@ func TestDeliveryWindowFollowsTheLink(t *testing.T) {
 	c.Subscription, c.Delivery = scenario.NonDurable, scenario.NonPersistent
 	w, wait = wifi.deliveryFlow(c, nats)
 	assert.Zero(t, w+int(wait), "core NATS: the server pushes")
+	assert.Equal(t, 2*time.Minute, wifi.stallTolerance(), "a shaped link: TCP's longest back-off")
+	assert.Zero(t, wire.stallTolerance(), "unshaped: the driver's default")
 }
 
 func TestCoreNATSIsTCPBoundedOnlyWhenUnshaped(t *testing.T) {

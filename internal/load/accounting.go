@@ -34,8 +34,13 @@ type Accounting struct {
 	// count as lost).
 	ToBrokerSends int64  `json:"to_broker_sends,omitempty"`
 	ToBrokerError string `json:"to_broker_error,omitempty"`
-	Drain         Drain  `json:"drain"`
-	Steady        Steady `json:"steady"`
+	// ToBrokerUnrouted: the publishers could not say, and the deliveries
+	// due for sends on their way to the broker are those due that the
+	// broker had not routed to the case's queues (Held.Routed; unrouted).
+	// ToBrokerSends is then 0: the broker counts deliveries, not sends.
+	ToBrokerUnrouted bool   `json:"to_broker_unrouted,omitempty"`
+	Drain            Drain  `json:"drain"`
+	Steady           Steady `json:"steady"`
 	// SubOverPub is the window's deliveries over the deliveries due for the
 	// messages sent in it (replication included); above subOverPubMax the
 	// window was delivering an earlier backlog.

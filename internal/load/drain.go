@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pslab/internal/driver"
+	"pslab/internal/scenario"
 )
 
 // Drain bounds. The drain lasts at least the case's drain unless every
@@ -178,13 +179,16 @@ func (r *run) askHeld(ctx context.Context) {
 // deliveries due per send, rounded down.
 func (r *run) askUnreceived(ctx context.Context) {
 	a := &r.acct
+	for _, p := range r.pubs {
+		if _, ok := p.conn.(driver.UnreceivedReporter); !ok {
+			r.toBroker, a.ToBrokerError = unrouted(r.expected(), a.Held, r.queuesBroken())
+			a.ToBrokerUnrouted = a.ToBrokerError == ""
+			return
+		}
+	}
 	var why []string
 	for _, p := range r.pubs {
-		ur, ok := p.conn.(driver.UnreceivedReporter)
-		if !ok {
-			why = append(why, r.cfg.Driver.Name()+" publishers cannot say what the broker has not received")
-			break
-		}
+		ur := p.conn.(driver.UnreceivedReporter)
 		hctx, cancel := context.WithTimeout(ctx, heldTimeout)
 		n, err := ur.Unreceived(hctx)
 		cancel()
@@ -203,4 +207,45 @@ func (r *run) askUnreceived(ctx context.Context) {
 			a.ToBrokerError += fmt.Sprintf("; and %d more", len(why)-3)
 		}
 	}
+}
+
+// unrouted is the deliveries due (expected) that the broker had not put on
+// the case's subscription queues (held.Routed), for publishers that cannot
+// say what the broker received (STOMP): due for sends still on their way
+// to it. That holds only while every send not routed may still arrive and
+// every queue has lived since the case's first send, so broken (what
+// breaks it, from queuesBroken) refuses it, and so does a broker that
+// routed more than was due. why says why there is no count.
+func unrouted(expected int64, held *driver.Held, broken string) (toBroker int64, why string) {
+	switch {
+	case held == nil || held.Routed == nil:
+		return 0, "the publishers cannot say what the broker has not received, nor the broker what it routed"
+	case broken != "":
+		return 0, "the broker's routed count cannot tell sends on their way: " + broken
+	case *held.Routed > expected:
+		return 0, fmt.Sprintf("the broker routed %d deliveries, more than the %d due: its queues are not the case's alone", *held.Routed, expected)
+	}
+	return expected - *held.Routed, ""
+}
+
+// queuesBroken says why the broker's routed count of a case's queues would
+// not tell the sends still on their way to it: a connection was lost (its
+// unconfirmed sends may never arrive, and a non-durable subscriber's queue
+// is made again, without what the old one had), the broker was restarted
+// (its counts begin again) or subscribers were disconnected. Empty when
+// none happened.
+func (r *run) queuesBroken() string {
+	for _, f := range r.cfg.Case.Faults {
+		if f.Kind == scenario.BrokerRestart || f.Kind == scenario.SubscriberDisconnect {
+			return "the case's faults include " + string(f.Kind)
+		}
+	}
+	n := 0
+	for _, st := range r.connStats() {
+		n += len(st.Outages)
+	}
+	if n > 0 {
+		return fmt.Sprintf("%d client connection(s) were lost", n)
+	}
+	return ""
 }

@@ -272,6 +272,7 @@ func (s *subState) noteBacklog(sent, t int64) {
 // connection statistics (drivers that reconnect by themselves).
 func (r *run) faultResults(res *Result, stats []driver.ConnStats) {
 	if len(r.faults) == 0 {
+		res.UnexplainedOutages = res.ClientOutages // no fault explains any
 		return
 	}
 	for i := range r.faults {

@@ -28,10 +28,17 @@ type holdingDriver struct {
 	// unreceived: publishers say how many of their sends have not
 	// reached the broker (driver.UnreceivedReporter).
 	unreceived bool
+	// routed: the broker says how many deliveries it routed to the
+	// subscribers (driver.Held.Routed).
+	routed bool
+	// subOutage, when set, is the cause of one outage each subscriber
+	// reports (driver.ConnReporter).
+	subOutage string
 
-	mu   sync.Mutex
-	subs []*holdingSub
-	held atomic.Int64
+	mu      sync.Mutex
+	subs    []*holdingSub
+	held    atomic.Int64
+	routedN atomic.Int64
 }
 
 type holdingSub struct {
@@ -59,6 +66,9 @@ func (d *holdingDriver) Subscriber(_ context.Context, s driver.SubSpec, h driver
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.subs = append(d.subs, &holdingSub{topic: s.Topic, h: h})
+	if d.subOutage != "" {
+		return outageConn{driver.ConnStats{Outages: []driver.Outage{{Lost: time.Now(), Cause: d.subOutage}}}}, nil
+	}
 	return holdingConn{}, nil
 }
 
@@ -71,6 +81,7 @@ func (d *holdingDriver) route(topic int, body []byte) {
 		if s.topic != topic {
 			continue
 		}
+		d.routedN.Add(1)
 		switch {
 		case s.delivered.Add(1) <= d.deliverUpTo:
 			s.h(driver.Delivery{Body: body})
@@ -124,11 +135,23 @@ type holdingConn struct{}
 func (holdingConn) Close() error       { return nil }
 func (holdingConn) Unsubscribe() error { return nil }
 
+// outageConn is a subscriber that reports outages.
+type outageConn struct{ st driver.ConnStats }
+
+func (outageConn) Close() error                  { return nil }
+func (outageConn) Unsubscribe() error            { return nil }
+func (c outageConn) ConnStats() driver.ConnStats { return c.st }
+
 // reportingDriver adds the broker's own count of what it holds.
 type reportingDriver struct{ *holdingDriver }
 
 func (d reportingDriver) Held(context.Context, driver.CaseSpec) (driver.Held, error) {
-	return driver.Held{Backlog: d.held.Load(), Source: "test broker"}, nil
+	h := driver.Held{Backlog: d.held.Load(), Source: "test broker"}
+	if d.routed {
+		n := d.routedN.Load()
+		h.Routed = &n
+	}
+	return h, nil
 }
 
 func heldCase() scenario.Case {
@@ -223,13 +246,15 @@ func TestFlushOutlastsTheCaseDrain(t *testing.T) {
 		maxDrain   time.Duration
 		cut        bool
 		unreceived bool
+		routed     bool
 	}{
-		{"waited-for", 400 * time.Millisecond, 30 * time.Second, false, false},
-		{"cut-by-the-bound", time.Hour, 200 * time.Millisecond, true, false},
-		{"cut, publishers say what the broker has not received", time.Hour, 200 * time.Millisecond, true, true},
+		{"waited-for", 400 * time.Millisecond, 30 * time.Second, false, false, true},
+		{"cut-by-the-bound", time.Hour, 200 * time.Millisecond, true, false, false},
+		{"cut, publishers say what the broker has not received", time.Hour, 200 * time.Millisecond, true, true, false},
+		{"cut, the broker says what it routed", time.Hour, 200 * time.Millisecond, true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hd := &holdingDriver{deliverUpTo: 1 << 40, flushDelay: tc.delay, unreceived: tc.unreceived}
+			hd := &holdingDriver{deliverUpTo: 1 << 40, flushDelay: tc.delay, unreceived: tc.unreceived, routed: tc.routed}
 			c := heldCase()
 			res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-flush", Driver: reportingDriver{hd}, Seed: 5, MaxDrain: tc.maxDrain})
 			require.NoError(t, err)
@@ -246,6 +271,15 @@ func TestFlushOutlastsTheCaseDrain(t *testing.T) {
 				assert.Equal(t, n.Expected, n.ToBroker, "every due delivery is on its way to the broker")
 				assert.Zero(t, n.Lost)
 				assert.Empty(t, a.ToBrokerError)
+			case tc.cut && tc.routed:
+				assert.Zero(t, n.Received)
+				require.NotNil(t, a.Held.Routed)
+				assert.Zero(t, *a.Held.Routed, "nothing reached the broker")
+				assert.True(t, a.ToBrokerUnrouted)
+				assert.Zero(t, a.ToBrokerSends, "the broker counts deliveries, not sends")
+				assert.Equal(t, n.Expected, n.ToBroker, "every due delivery is on its way to the broker")
+				assert.Zero(t, n.Lost)
+				assert.Empty(t, a.ToBrokerError)
 			case tc.cut:
 				assert.Zero(t, n.Received, "the cut flush left every send unsent")
 				assert.Equal(t, n.Expected, n.Lost)
@@ -256,6 +290,51 @@ func TestFlushOutlastsTheCaseDrain(t *testing.T) {
 				assert.Zero(t, n.Lost)
 				assert.True(t, res.DrainComplete)
 				assert.GreaterOrEqual(t, a.Drain.FlushS, tc.delay.Seconds(), "the flush waited for the sends")
+				require.NotNil(t, a.Held.Routed)
+				assert.Equal(t, n.Expected, *a.Held.Routed, "the broker routed every due delivery")
+				assert.False(t, a.ToBrokerUnrouted, "asked only when the flush was cut")
+				assert.Zero(t, n.ToBroker)
+			}
+		})
+	}
+}
+
+// TestOutagesWithoutFaultsAreUnexplained: in a case without a fault
+// schedule every client outage is unexplained (the record is flagged
+// connections-lost), and its cause is counted.
+func TestOutagesWithoutFaultsAreUnexplained(t *testing.T) {
+	hd := &holdingDriver{deliverUpTo: 1 << 40, subOutage: "broker sent ERROR: connection TTL"}
+	res, err := Run(context.Background(), Config{Case: heldCase(), Prefix: "pslab-test-outage", Driver: reportingDriver{hd}, Seed: 5})
+	require.NoError(t, err)
+	assert.Equal(t, 4, res.ClientOutages, "one per subscriber")
+	assert.Equal(t, res.ClientOutages, res.UnexplainedOutages)
+	assert.Equal(t, map[string]int{"broker sent ERROR: connection TTL": 4}, res.OutageCauses)
+}
+
+func TestUnrouted(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name     string
+		expected int64
+		held     *driver.Held
+		broken   string
+		toBroker int64
+		why      string
+	}{
+		{"routed part of what was due", 100, &driver.Held{Routed: n(70)}, "", 30, ""},
+		{"routed all", 100, &driver.Held{Routed: n(100)}, "", 0, ""},
+		{"broker not asked", 100, nil, "", 0, "cannot say"},
+		{"broker cannot count what it routed", 100, &driver.Held{}, "", 0, "cannot say"},
+		{"a connection was lost", 100, &driver.Held{Routed: n(70)}, "1 client connection(s) were lost", 0, "were lost"},
+		{"more routed than due", 100, &driver.Held{Routed: n(130)}, "", 0, "more than the 100 due"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, why := unrouted(tc.expected, tc.held, tc.broken)
+			assert.Equal(t, tc.toBroker, tb)
+			if tc.why == "" {
+				assert.Empty(t, why)
+			} else {
+				assert.Contains(t, why, tc.why)
 			}
 		})
 	}
