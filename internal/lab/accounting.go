@@ -35,7 +35,11 @@ func accountingFlags(res *load.Result) []results.Flag {
 		why := ""
 		switch {
 		case a.Drain.FlushCut && a.ToBrokerUnrouted && a.Held != nil && a.Held.Routed != nil:
-			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s: the broker had put %d of the %d due deliveries on the case's queues, by its count, and no connection was lost (to broker %d deliveries, not lost)", a.Drain.FlushS, *a.Held.Routed, c.Expected, c.ToBroker)
+			inDoubt := ""
+			if a.DueInDoubt > 0 {
+				inDoubt = fmt.Sprintf(" less %d due for sends in doubt, which may never arrive", a.DueInDoubt)
+			}
+			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s: the broker had put %d of the %d due deliveries on the case's queues, by its count (to broker the rest%s: %d deliveries, not lost)", a.Drain.FlushS, *a.Held.Routed, c.Expected, inDoubt, c.ToBroker)
 		case a.Drain.FlushCut && a.ToBrokerError == "":
 			why = fmt.Sprintf("; the drain's bound cut the publishers' flush after %.1f s: %d send(s) had not reached the broker yet, by its count (to broker %d deliveries, not lost)", a.Drain.FlushS, a.ToBrokerSends, c.ToBroker)
 		case a.Drain.FlushCut:

@@ -38,7 +38,11 @@ type Accounting struct {
 	// due for sends on their way to the broker are those due that the
 	// broker had not routed to the case's queues (Held.Routed; unrouted).
 	// ToBrokerSends is then 0: the broker counts deliveries, not sends.
+	// DueInDoubt, the deliveries due for the publishers' sends in doubt,
+	// is taken off it: those may never arrive (to broker is then a lower
+	// bound).
 	ToBrokerUnrouted bool   `json:"to_broker_unrouted,omitempty"`
+	DueInDoubt       int64  `json:"due_in_doubt,omitempty"`
 	Drain            Drain  `json:"drain"`
 	Steady           Steady `json:"steady"`
 	// SubOverPub is the window's deliveries over the deliveries due for the

@@ -181,7 +181,8 @@ func (r *run) askUnreceived(ctx context.Context) {
 	a := &r.acct
 	for _, p := range r.pubs {
 		if _, ok := p.conn.(driver.UnreceivedReporter); !ok {
-			r.toBroker, a.ToBrokerError = unrouted(r.expected(), a.Held, r.queuesBroken())
+			a.DueInDoubt = r.dueInDoubt()
+			r.toBroker, a.ToBrokerError = unrouted(r.expected(), a.Held, r.queuesBroken(), a.DueInDoubt)
 			a.ToBrokerUnrouted = a.ToBrokerError == ""
 			return
 		}
@@ -212,11 +213,13 @@ func (r *run) askUnreceived(ctx context.Context) {
 // unrouted is the deliveries due (expected) that the broker had not put on
 // the case's subscription queues (held.Routed), for publishers that cannot
 // say what the broker received (STOMP): due for sends still on their way
-// to it. That holds only while every send not routed may still arrive and
-// every queue has lived since the case's first send, so broken (what
-// breaks it, from queuesBroken) refuses it, and so does a broker that
-// routed more than was due. why says why there is no count.
-func unrouted(expected int64, held *driver.Held, broken string) (toBroker int64, why string) {
+// to it, or for sends in doubt (unconfirmed when a publisher's connection
+// was lost), which may never arrive. So the deliveries due for the sends
+// in doubt (inDoubt) are taken off: what is left is on its way, at least.
+// That needs every queue to have lived since the case's first send, so
+// broken (what breaks it, from queuesBroken) refuses it, and so does a
+// broker that routed more than was due. why says why there is no count.
+func unrouted(expected int64, held *driver.Held, broken string, inDoubt int64) (toBroker int64, why string) {
 	switch {
 	case held == nil || held.Routed == nil:
 		return 0, "the publishers cannot say what the broker has not received, nor the broker what it routed"
@@ -225,27 +228,51 @@ func unrouted(expected int64, held *driver.Held, broken string) (toBroker int64,
 	case *held.Routed > expected:
 		return 0, fmt.Sprintf("the broker routed %d deliveries, more than the %d due: its queues are not the case's alone", *held.Routed, expected)
 	}
-	return expected - *held.Routed, ""
+	return max(expected-*held.Routed-inDoubt, 0), ""
 }
 
 // queuesBroken says why the broker's routed count of a case's queues would
-// not tell the sends still on their way to it: a connection was lost (its
-// unconfirmed sends may never arrive, and a non-durable subscriber's queue
-// is made again, without what the old one had), the broker was restarted
-// (its counts begin again) or subscribers were disconnected. Empty when
-// none happened.
+// not tell the sends still on their way to it: the broker was restarted
+// (its counts begin again), a fault disconnected subscribers, or a
+// non-durable subscriber's connection was lost (its queue is made anew,
+// without what the old one had routed). A durable subscription's queue
+// outlives its connection. Empty when none happened.
 func (r *run) queuesBroken() string {
 	for _, f := range r.cfg.Case.Faults {
 		if f.Kind == scenario.BrokerRestart || f.Kind == scenario.SubscriberDisconnect {
 			return "the case's faults include " + string(f.Kind)
 		}
 	}
+	if r.cfg.Case.Subscription == scenario.Durable {
+		return ""
+	}
 	n := 0
-	for _, st := range r.connStats() {
-		n += len(st.Outages)
+	for _, s := range r.subs {
+		s.mu.Lock()
+		conn := s.conn
+		s.mu.Unlock()
+		if cr, ok := conn.(driver.ConnReporter); ok {
+			n += len(cr.ConnStats().Outages)
+		}
 	}
 	if n > 0 {
-		return fmt.Sprintf("%d client connection(s) were lost", n)
+		return fmt.Sprintf("%d non-durable subscriber connection(s) were lost (their queues were made anew)", n)
 	}
 	return ""
+}
+
+// dueInDoubt is the deliveries due for the publishers' sends in doubt,
+// rounded up: the broker may have routed them or not.
+func (r *run) dueInDoubt() int64 {
+	var n int64
+	for _, p := range r.pubs {
+		cr, ok := p.conn.(driver.ConnReporter)
+		if !ok {
+			continue
+		}
+		if d, sent := cr.ConnStats().InDoubt, p.sent.Load(); d > 0 && sent > 0 {
+			n += (d*r.dueFrom(p) + sent - 1) / sent
+		}
+	}
+	return n
 }

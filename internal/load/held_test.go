@@ -34,6 +34,9 @@ type holdingDriver struct {
 	// subOutage, when set, is the cause of one outage each subscriber
 	// reports (driver.ConnReporter).
 	subOutage string
+	// pubInDoubt: each publisher reports this many sends in doubt
+	// (driver.ConnReporter).
+	pubInDoubt int64
 
 	mu      sync.Mutex
 	subs    []*holdingSub
@@ -56,8 +59,11 @@ func (d *holdingDriver) Close() error                                   { return
 
 func (d *holdingDriver) Publisher(_ context.Context, s driver.PubSpec) (driver.Publisher, error) {
 	p := &holdingPub{d: d, spec: s}
-	if d.unreceived {
+	switch {
+	case d.unreceived:
 		return reportingPub{p}, nil
+	case d.pubInDoubt > 0:
+		return doubtPub{p}, nil
 	}
 	return p, nil
 }
@@ -129,6 +135,11 @@ func (p *holdingPub) Close() error { return nil }
 type reportingPub struct{ *holdingPub }
 
 func (p reportingPub) Unreceived(context.Context) (int64, error) { return int64(len(p.pending)), nil }
+
+// doubtPub reports sends in doubt (ConnReporter).
+type doubtPub struct{ *holdingPub }
+
+func (p doubtPub) ConnStats() driver.ConnStats { return driver.ConnStats{InDoubt: p.d.pubInDoubt} }
 
 type holdingConn struct{}
 
@@ -311,6 +322,48 @@ func TestOutagesWithoutFaultsAreUnexplained(t *testing.T) {
 	assert.Equal(t, map[string]int{"broker sent ERROR: connection TTL": 4}, res.OutageCauses)
 }
 
+// TestUnroutedAfterOutages: with the flush cut, the broker's routed count
+// stands for the sends on their way after a durable subscriber's outage
+// (its queue lived on) but not after a non-durable one's (its queue was
+// made anew); the deliveries due for sends in doubt are taken off it.
+func TestUnroutedAfterOutages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sub  scenario.Subscription
+		hd   *holdingDriver
+	}{
+		{"durable subscribers lost their connections", scenario.Durable, &holdingDriver{subOutage: "EOF"}},
+		{"non-durable subscribers lost their connections", scenario.NonDurable, &holdingDriver{subOutage: "EOF"}},
+		{"publishers with sends in doubt", scenario.Durable, &holdingDriver{pubInDoubt: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hd := tc.hd
+			hd.deliverUpTo, hd.flushDelay, hd.routed = 1<<40, time.Hour, true
+			c := heldCase()
+			c.Subscription = tc.sub
+			res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-outage-cut", Driver: reportingDriver{hd}, Seed: 5, MaxDrain: 200 * time.Millisecond})
+			require.NoError(t, err)
+			n, a := res.Counts, res.Accounting
+			require.True(t, a.Drain.FlushCut)
+			require.Positive(t, n.Expected)
+			assert.Zero(t, n.Received, "nothing reached the broker")
+			assert.Equal(t, n.Expected, n.ToBroker+n.Lost)
+			switch {
+			case tc.sub == scenario.NonDurable:
+				assert.Contains(t, a.ToBrokerError, "non-durable subscriber connection(s) were lost")
+				assert.Zero(t, n.ToBroker)
+			case hd.pubInDoubt > 0:
+				assert.Empty(t, a.ToBrokerError)
+				assert.Equal(t, int64(2*2*5), a.DueInDoubt, "2 publishers, 5 sends in doubt each, 2 subscribers per topic")
+				assert.Equal(t, a.DueInDoubt, n.Lost, "what was due for sends in doubt stays lost")
+			default:
+				assert.Empty(t, a.ToBrokerError)
+				assert.Equal(t, n.Expected, n.ToBroker, "a durable queue lived through its subscriber's outage")
+			}
+		})
+	}
+}
+
 func TestUnrouted(t *testing.T) {
 	n := func(v int64) *int64 { return &v }
 	for _, tc := range []struct {
@@ -318,18 +371,21 @@ func TestUnrouted(t *testing.T) {
 		expected int64
 		held     *driver.Held
 		broken   string
+		inDoubt  int64
 		toBroker int64
 		why      string
 	}{
-		{"routed part of what was due", 100, &driver.Held{Routed: n(70)}, "", 30, ""},
-		{"routed all", 100, &driver.Held{Routed: n(100)}, "", 0, ""},
-		{"broker not asked", 100, nil, "", 0, "cannot say"},
-		{"broker cannot count what it routed", 100, &driver.Held{}, "", 0, "cannot say"},
-		{"a connection was lost", 100, &driver.Held{Routed: n(70)}, "1 client connection(s) were lost", 0, "were lost"},
-		{"more routed than due", 100, &driver.Held{Routed: n(130)}, "", 0, "more than the 100 due"},
+		{"routed part of what was due", 100, &driver.Held{Routed: n(70)}, "", 0, 30, ""},
+		{"routed all", 100, &driver.Held{Routed: n(100)}, "", 0, 0, ""},
+		{"sends in doubt may never arrive", 100, &driver.Held{Routed: n(70)}, "", 12, 18, ""},
+		{"no more than what is in doubt", 100, &driver.Held{Routed: n(70)}, "", 40, 0, ""},
+		{"broker not asked", 100, nil, "", 0, 0, "cannot say"},
+		{"broker cannot count what it routed", 100, &driver.Held{}, "", 0, 0, "cannot say"},
+		{"a queue made anew", 100, &driver.Held{Routed: n(70)}, "1 non-durable subscriber connection(s) were lost", 0, 0, "were lost"},
+		{"more routed than due", 100, &driver.Held{Routed: n(130)}, "", 0, 0, "more than the 100 due"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, why := unrouted(tc.expected, tc.held, tc.broken)
+			tb, why := unrouted(tc.expected, tc.held, tc.broken, tc.inDoubt)
 			assert.Equal(t, tc.toBroker, tb)
 			if tc.why == "" {
 				assert.Empty(t, why)
