@@ -45,7 +45,11 @@ func TestPendingMessagesCountsWholeFrames(t *testing.T) {
 // and counts, for each of the case's own subscriber connections (no other
 // case's, no publisher's), what the server queued less what its client
 // parsed; only the newest connection of a name (an older one was lost);
-// and only the output buffer of a connection without a known client.
+// and only the output buffer of a connection without a known client. A
+// subscriber whose newest connection is closed (state=closed; also one
+// still listed as open while the server tears it down) holds nothing:
+// counted in ClosedByServer with its reason, its counts in Queued and
+// Parsed.
 func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 	c := CaseSpec{Prefix: "pslab-test-c01-r1", Factors: baseFactors()}
 	other := CaseSpec{Prefix: "pslab-test-c02-r1", Factors: baseFactors()}
@@ -67,23 +71,38 @@ func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 		conn(14, subscriberConnName(c, 4), 500, 40),   // no known client: its 40 buffered only
 		conn(1, subscriberConnName(c, 0), 5000, 1000), // c's subscriber 0 before a reconnect
 		conn(20, subscriberConnName(other, 0), 1000, 1000), conn(21, "pslab-pub-0", 1000, 1000), conn(22, "pslab-admin", 1000, 1000))
+	parsedBy[subscriberConnName(c, 5)] = 250
+	closedConn := func(cn connzConn, reason string) connzConn { cn.Reason = reason; return cn }
+	closed := []connzConn{
+		closedConn(conn(2, subscriberConnName(c, 1), 50, 0), "Stale Connection"),                 // older than subscriber 1's open one
+		closedConn(conn(13, subscriberConnName(c, 3), 103, 30), "Stale Connection"),              // subscriber 3's open one, being torn down
+		closedConn(conn(15, subscriberConnName(c, 5), 300, 0), "Slow Consumer (Write Deadline)"), // subscriber 5: closed, not noticed yet
+		closedConn(conn(23, subscriberConnName(other, 1), 300, 0), "Stale Connection"),           // another case's
+	}
 	parsed := func(name string) (uint64, bool) { n, ok := parsedBy[name]; return n, ok }
 	pages := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		assert.Equal(t, "/connz", r.URL.Path)
-		pages++
+		list := conns
+		if r.URL.Query().Get("state") == "closed" {
+			list = closed
+		} else {
+			pages++
+		}
 		off, _ := strconv.Atoi(r.URL.Query().Get("offset"))
-		end := min(off+3, len(conns)) // the server's own page size here: 3
-		_ = json.NewEncoder(w).Encode(map[string]any{"total": len(conns), "connections": conns[off:end]})
+		end := min(off+3, len(list)) // the server's own page size here: 3
+		_ = json.NewEncoder(w).Encode(map[string]any{"total": len(list), "connections": list[off:end]})
 	}))
 	defer srv.Close()
 	h, err := coreHeld(context.Background(), Endpoint{MonitorURL: srv.URL}, c, parsed)
 	require.NoError(t, err)
-	assert.Equal(t, int64(11*(0+1+2+3)+40), h.Backlog)
-	assert.Equal(t, int64(0+1+2+3), h.InSockets, "what is on its way beyond the output buffers")
-	assert.Equal(t, int64(100+101+102+103), h.Queued, "the known connections' queued")
-	assert.Equal(t, int64(100+90+80+70), h.Parsed)
-	assert.Equal(t, 3, pages, "9 connections in pages of 3")
+	assert.Equal(t, int64(11*(0+1+2)+40), h.Backlog, "subscriber 3's connection is closed: nothing of it on its way")
+	assert.Equal(t, int64(0+1+2), h.InSockets, "what is on its way beyond the output buffers")
+	assert.Equal(t, int64(100+101+102+103+300), h.Queued, "the known connections' queued, closed ones too")
+	assert.Equal(t, int64(100+90+80+70+250), h.Parsed)
+	assert.Equal(t, 2, h.ClosedByServer)
+	assert.Equal(t, map[string]int{"Stale Connection": 1, "Slow Consumer (Write Deadline)": 1}, h.ClosedReasons)
+	assert.Equal(t, 3, pages, "9 open connections in pages of 3")
 	assert.Contains(t, h.Source, "out_msgs")
 	assert.Contains(t, h.Source, "1 connection(s) without an open subscriber")
 
