@@ -130,8 +130,7 @@ func (d *stompDriver) Mechanism(f scenario.Factors) string {
 			DefaultAckEvery)
 	}
 	fmt.Fprintf(&b, "; consumer-window-size %d bytes, ACK also at half of it", stompWindowBytes)
-	hb := heartBeatFor(d.ep)
-	fmt.Fprintf(&b, "; CONNECT heart-beat:%d,0 (Artemis closes a connection that sends nothing for %s)", hb.Milliseconds(), 2*hb)
+	fmt.Fprintf(&b, "; CONNECT heart-beat:%d,0 (Artemis closes a connection that sends nothing for %s)", heartBeatFor(d.ep).Milliseconds(), connectionTTL(d.ep))
 	if f.Selector {
 		b.WriteString("; selector = SEND header sel:<0..99>, SUBSCRIBE selector:convert_string_expressions:sel >= a AND sel < b (STOMP headers are strings)")
 	}

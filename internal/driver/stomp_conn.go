@@ -48,6 +48,11 @@ func heartBeatFor(ep Endpoint) time.Duration {
 	return stompHeartBeat
 }
 
+// connectionTTL is how long Artemis keeps a client of ep that sends
+// nothing: twice its heart-beat (Artemis' heartBeatToConnectionTtlModifier,
+// 2 by default).
+func connectionTTL(ep Endpoint) time.Duration { return 2 * heartBeatFor(ep) }
+
 // stompError is an ERROR frame from the broker.
 type stompError struct {
 	msg, body string

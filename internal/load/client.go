@@ -102,7 +102,8 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 }
 
 // subState is one subscriber's accounting, guarded by mu (a driver may
-// deliver from several goroutines).
+// deliver from several goroutines). conn is also guarded by mu: a
+// subscriber-disconnect fault replaces it (current reads it).
 type subState struct {
 	id, topic int
 	// accept[v] tells whether the subscriber's filter or selector selects
@@ -124,6 +125,14 @@ type subState struct {
 	// subscriber (monotonic ns, 0 = not yet), and the backlog delivered
 	// after that: count and last delivery time.
 	marks, backlog, lastBacklog []int64
+}
+
+// current is the subscriber's connection now (nil while a fault keeps it
+// away).
+func (s *subState) current() driver.Subscriber {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
 }
 
 // accepts tells whether s is due messages with filtered value v.

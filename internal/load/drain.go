@@ -157,10 +157,7 @@ func (r *run) askHeld(ctx context.Context) {
 		a.HeldError = r.cfg.Driver.Name() + " cannot say what the broker holds"
 	}
 	for _, s := range r.subs {
-		s.mu.Lock()
-		conn := s.conn
-		s.mu.Unlock()
-		if ch, ok := conn.(driver.ClientHeldReporter); ok {
+		if ch, ok := s.current().(driver.ClientHeldReporter); ok {
 			h := ch.ClientHeld()
 			a.ClientPending += h.Pending
 			a.ClientDropped += h.Dropped
@@ -247,13 +244,8 @@ func (r *run) queuesBroken() string {
 		return ""
 	}
 	n := 0
-	for _, s := range r.subs {
-		s.mu.Lock()
-		conn := s.conn
-		s.mu.Unlock()
-		if cr, ok := conn.(driver.ConnReporter); ok {
-			n += len(cr.ConnStats().Outages)
-		}
+	for _, st := range r.subConnStats() {
+		n += len(st.Outages)
 	}
 	if n > 0 {
 		return fmt.Sprintf("%d non-durable subscriber connection(s) were lost (their queues were made anew)", n)

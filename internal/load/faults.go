@@ -324,11 +324,14 @@ func (r *run) connStats() []driver.ConnStats {
 			out = append(out, cr.ConnStats())
 		}
 	}
+	return append(out, r.subConnStats()...)
+}
+
+// subConnStats is connStats of the subscribers alone.
+func (r *run) subConnStats() []driver.ConnStats {
+	var out []driver.ConnStats
 	for _, s := range r.subs {
-		s.mu.Lock()
-		conn := s.conn
-		s.mu.Unlock()
-		if cr, ok := conn.(driver.ConnReporter); ok {
+		if cr, ok := s.current().(driver.ConnReporter); ok {
 			out = append(out, cr.ConnStats())
 		}
 	}

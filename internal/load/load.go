@@ -529,10 +529,7 @@ func (r *run) closeAll(ctx context.Context, abort bool) int {
 		if s == nil {
 			continue
 		}
-		s.mu.Lock()
-		conn := s.conn
-		s.mu.Unlock()
-		if conn != nil {
+		if conn := s.current(); conn != nil {
 			closeOne(conn)
 		}
 	}
