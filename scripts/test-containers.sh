@@ -27,7 +27,13 @@ command -v debootstrap >/dev/null || {
 }
 dockerd_was_up=0
 [ -f /run/pslab-docker.pid ] && kill -0 "$(cat /run/pslab-docker.pid)" 2>/dev/null && dockerd_was_up=1
-eval "export $(scripts/lab-dockerd.sh start)"
+# Its one line of output is DOCKER_HOST=...; if it fails (an apt or dpkg
+# error, a daemon that does not come up), stop here with its reason above.
+dockerhost=$(scripts/lab-dockerd.sh start) || {
+	say "could not start the lab's Docker daemon (scripts/lab-dockerd.sh start failed; its error is above)"
+	exit 1
+}
+export "$dockerhost"
 
 project=pslabtest
 envfile=$(mktemp)
