@@ -5,6 +5,7 @@
 # with network_mode none; pslab's lab is their only way in.
 #   scripts/lab-dockerd.sh start   # prints DOCKER_HOST=... ; installs docker.io if missing
 #   scripts/lab-dockerd.sh stop
+#   scripts/lab-dockerd.sh status  # exit 0 if this daemon is running
 # The data root (images: the build cache) stays between runs.
 set -euo pipefail
 ROOT=${PSLAB_DOCKERD_ROOT:-/var/lib/pslab-docker}
@@ -46,6 +47,9 @@ start)
 	fi
 	echo "DOCKER_HOST=$DOCKER_HOST"
 	;;
+status)
+	running
+	;;
 stop)
 	if running; then
 		pid=$(cat "$PIDFILE")
@@ -57,7 +61,7 @@ stop)
 	fi
 	;;
 *)
-	echo "usage: $0 start|stop" >&2
+	echo "usage: $0 start|stop|status" >&2
 	exit 2
 	;;
 esac

@@ -26,7 +26,7 @@ command -v debootstrap >/dev/null || {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap
 }
 dockerd_was_up=0
-[ -f /run/pslab-docker.pid ] && kill -0 "$(cat /run/pslab-docker.pid)" 2>/dev/null && dockerd_was_up=1
+scripts/lab-dockerd.sh status && dockerd_was_up=1
 # Its one line of output is DOCKER_HOST=...; if it fails (an apt or dpkg
 # error, a daemon that does not come up), stop here with its reason above.
 dockerhost=$(scripts/lab-dockerd.sh start) || {
