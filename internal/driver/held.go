@@ -36,6 +36,13 @@ type Held struct {
 	// Their counts are in Queued and Parsed.
 	ClosedByServer int            `json:"closed_by_server,omitempty"`
 	ClosedReasons  map[string]int `json:"closed_reasons,omitempty"`
+	// ReplacedReasons counts, by the broker's reason, the case's subscriber
+	// connections it had closed and their clients had since replaced by a
+	// new one (core NATS: older connz state=closed entries of a subscriber):
+	// the broker's side of the client outages a record counts, e.g. "Slow
+	// Consumer (Pending Bytes)" where the client only saw EOF. What it had
+	// queued for them and they had not read went with them.
+	ReplacedReasons map[string]int `json:"replaced_reasons,omitempty"`
 	// Routed counts what the broker put on the case's subscription queues
 	// since they were made, one per message and queue, delivered since or
 	// not (Artemis messagesAdded); nil when the broker cannot say. Read

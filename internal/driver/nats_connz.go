@@ -88,6 +88,14 @@ func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec, parsed func(name str
 			gone[cn.Name] = cn
 		}
 	}
+	for _, cn := range closed {
+		if strings.HasPrefix(cn.Name, prefix) && cn.CID != gone[cn.Name].CID {
+			if h.ReplacedReasons == nil {
+				h.ReplacedReasons = map[string]int{}
+			}
+			h.ReplacedReasons[cmp.Or(cn.Reason, "unknown")]++
+		}
+	}
 	for name, cn := range gone {
 		delete(newest, name)
 		h.ClosedByServer++

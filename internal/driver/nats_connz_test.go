@@ -49,7 +49,8 @@ func TestPendingMessagesCountsWholeFrames(t *testing.T) {
 // subscriber whose newest connection is closed (state=closed; also one
 // still listed as open while the server tears it down) holds nothing:
 // counted in ClosedByServer with its reason, its counts in Queued and
-// Parsed.
+// Parsed. A closed connection its client replaced counts in
+// ReplacedReasons.
 func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 	c := CaseSpec{Prefix: "pslab-test-c01-r1", Factors: baseFactors()}
 	other := CaseSpec{Prefix: "pslab-test-c02-r1", Factors: baseFactors()}
@@ -102,6 +103,7 @@ func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 	assert.Equal(t, int64(100+90+80+70+250), h.Parsed)
 	assert.Equal(t, 2, h.ClosedByServer)
 	assert.Equal(t, map[string]int{"Stale Connection": 1, "Slow Consumer (Write Deadline)": 1}, h.ClosedReasons)
+	assert.Equal(t, map[string]int{"Stale Connection": 1}, h.ReplacedReasons, "subscriber 1's older connection, which its client replaced; not another case's")
 	assert.Equal(t, 3, pages, "9 open connections in pages of 3")
 	assert.Contains(t, h.Source, "out_msgs")
 	assert.Contains(t, h.Source, "1 connection(s) without an open subscriber")

@@ -121,6 +121,13 @@ func TestFlagsNameConnectionsLost(t *testing.T) {
 	assert.Equal(t, []string{"drain-incomplete", "connections-lost", "connections-lost"}, flagNames(fs))
 	assert.Contains(t, fs[1].Detail, "closed 6 subscriber connection(s) (Slow Consumer (Write Deadline): 5, Stale Connection: 1)")
 	assert.Contains(t, fs[2].Detail, "3 client connection(s) dropped without a scheduled fault (all outages by cause: read: connection reset by peer: 2, EOF: 1)")
+	assert.NotContains(t, fs[2].Detail, "by its reason", "no replaced connections known: nothing said of the broker's reasons")
+
+	// The broker's reasons for the connections the clients replaced
+	// (core NATS: a slow consumer the client only saw as EOF).
+	r.Result.Accounting.Held.ReplacedReasons = map[string]int{"Slow Consumer (Pending Bytes)": 3}
+	fs = flagsFor(r)
+	assert.Contains(t, fs[2].Detail, "(all outages by cause: read: connection reset by peer: 2, EOF: 1); the broker had closed subscriber connections their clients replaced, by its reason: Slow Consumer (Pending Bytes): 3")
 
 	routed := int64(900)
 	r = record(10, 10, false, 0)

@@ -61,7 +61,11 @@ func flagsFor(r *results.Record) []results.Flag {
 			flags = append(flags, results.NewFlag(results.FlagInFlightStalled, "%d time(s) a publisher waited %.0f s at the in_flight bound with no delivery arriving (deliveries went missing) and went on", res.InFlightStalls, load.StallAfter.Seconds()))
 		}
 		if res.UnexplainedOutages > 0 {
-			flags = append(flags, results.NewFlag(results.FlagConnectionsLost, "%d client connection(s) dropped without a scheduled fault (all outages by cause: %s)", res.UnexplainedOutages, countsText(res.OutageCauses)))
+			byBroker := ""
+			if a := res.Accounting; a != nil && a.Held != nil && len(a.Held.ReplacedReasons) > 0 {
+				byBroker = fmt.Sprintf("; the broker had closed subscriber connections their clients replaced, by its reason: %s", countsText(a.Held.ReplacedReasons))
+			}
+			flags = append(flags, results.NewFlag(results.FlagConnectionsLost, "%d client connection(s) dropped without a scheduled fault (all outages by cause: %s)%s", res.UnexplainedOutages, countsText(res.OutageCauses), byBroker))
 		}
 		if c.ReceivedInWindow == 0 {
 			flags = append(flags, results.NewFlag(results.FlagNoDeliveries, "throughput and latency are not measured"))

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The machine's own between-run noise on a fixed CPU-bound workload, per
+# core: openssl's SHA-256 over 16 KiB blocks for $SECONDS_PER_RUN s, $RUNS
+# times on each core in turn (taskset), nothing else running. Reports each
+# run's rate and, per core, the mean, the coefficient of variation and the
+# repetitions that CV would need for a 95 % CI within +-5 % (n with
+# t(0.975, n-1) * CV / sqrt(n) <= 5 %). It separates the CPU's own
+# run-to-run variation from what a broker measurement adds (scheduling,
+# the network stack, the JVM), for docs/report.md ("Run settings of the
+# reproduction"). Needs the machine to itself. Writes $OUT/README.md and
+# $OUT/raw.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-results/machine-noise}
+runs=${RUNS:-10}
+secs=${SECONDS_PER_RUN:-3}
+mkdir -p "$out"
+: >"$out/raw.txt"
+t0=$(date +%s)
+for r in $(seq 1 "$runs"); do
+  for cpu in $(seq 0 $(( $(nproc) - 1 ))); do
+    # The last field of the sha256 line is kB/s over 16384-byte blocks.
+    rate=$(taskset -c "$cpu" openssl speed -seconds "$secs" -bytes 16384 sha256 2>/dev/null |
+      awk '/^sha256 /{v=$NF; sub(/k$/, "", v); print v}')
+    [ -n "$rate" ] || { echo "machine-noise: openssl speed printed no sha256 rate" >&2; exit 1; }
+    echo "run $r cpu $cpu sha256_16k_kBps $rate" >>"$out/raw.txt"
+  done
+done
+t1=$(date +%s)
+python3 - "$out/raw.txt" "$runs" "$secs" "$((t1 - t0))" >"$out/README.md" <<'EOF'
+import statistics as st
+import sys
+from collections import defaultdict
+
+# Student t, two-sided 95 %, by degrees of freedom (30 and beyond: 2.042..1.96).
+T = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+     10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+     18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042}
+
+
+def t95(df):
+    if df in T:
+        return T[df]
+    return T[max(k for k in T if k <= df)] if df < 30 else 1.96
+
+
+def reps_for(cv, target=0.05):
+    for n in range(2, 1000):
+        if t95(n - 1) * cv / n ** 0.5 <= target:
+            return n
+    return None
+
+
+path, runs, secs, wall = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+by = defaultdict(list)
+for line in open(path):
+    f = line.split()
+    by[int(f[3])].append(float(f[5]))
+print("# The machine's own run-to-run noise (CPU-bound, per core)")
+print()
+print(f"openssl SHA-256 over 16 KiB blocks, {secs} s per run, {runs} runs per core, the")
+print("cores in turn (taskset), nothing else running. Made by")
+print(f"`bash scripts/machine-noise.sh` in {wall} s; raw rates in raw.txt.")
+print()
+print("| core | runs | mean kB/s | min | max | CV | repetitions for ±5 % at 95 % |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for cpu, v in sorted(by.items()):
+    m = st.mean(v)
+    cv = st.stdev(v) / m if len(v) > 1 else 0.0
+    print(f"| {cpu} | {len(v)} | {m:,.0f} | {min(v):,.0f} | {max(v):,.0f} | {cv * 100:.2f} % | {reps_for(cv) or '-'} |")
+EOF
+cat "$out/README.md"
