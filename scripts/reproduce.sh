@@ -7,7 +7,8 @@
 # in seeded random rounds; wireline 2 s / 5 s / up to 5 s, wifi-paper
 # 5 s / 180 s / up to 15 s; wifi-paper in 4 parallel labs, wireline alone).
 #
-# Long: about 8 hours of machine time on 2 cores. Resumable: run it again
+# Long: about 20 hours of machine time on 2 cores (the committed run:
+# 21.7 h over 21 parts, with the repetitions it set aside). Resumable: run it again
 # and it continues where it stopped (pslab run --resume; Ctrl-C, a kill or
 # a reboot lose at most the case runs in flight). Each part is logged in
 # $OUT/parts.log (start, end, exit code, pslab version, machine), so a run
