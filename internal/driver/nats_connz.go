@@ -52,6 +52,17 @@ func subscriberConnName(c CaseSpec, id int) string {
 
 func subscriberConnPrefix(c CaseSpec) string { return "pslab-sub-" + natsRoot(c.Prefix) + "-" }
 
+// countReason adds one connection the server closed for reason (its
+// connz reason, "unknown" when empty) to counts, made on first use so that
+// a record without any stays without the field.
+func countReason(counts map[string]int, reason string) map[string]int {
+	if counts == nil {
+		counts = map[string]int{}
+	}
+	counts[cmp.Or(reason, "unknown")]++
+	return counts
+}
+
 // coreHeld asks the server's monitoring endpoint (ep.MonitorURL, over the
 // admin dialer) what it queued for c's subscriber connections and takes
 // away what each connection's client parsed (parsed, by connection name):
@@ -90,19 +101,13 @@ func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec, parsed func(name str
 	}
 	for _, cn := range closed {
 		if strings.HasPrefix(cn.Name, prefix) && cn.CID != gone[cn.Name].CID {
-			if h.ReplacedReasons == nil {
-				h.ReplacedReasons = map[string]int{}
-			}
-			h.ReplacedReasons[cmp.Or(cn.Reason, "unknown")]++
+			h.ReplacedReasons = countReason(h.ReplacedReasons, cn.Reason)
 		}
 	}
 	for name, cn := range gone {
 		delete(newest, name)
 		h.ClosedByServer++
-		if h.ClosedReasons == nil {
-			h.ClosedReasons = map[string]int{}
-		}
-		h.ClosedReasons[cmp.Or(cn.Reason, "unknown")]++
+		h.ClosedReasons = countReason(h.ClosedReasons, cn.Reason)
 		if got, ok := parsed(name); ok {
 			h.Queued += cn.OutMsgs
 			h.Parsed += int64(got)
