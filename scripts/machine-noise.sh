@@ -28,28 +28,15 @@ for r in $(seq 1 "$runs"); do
 done
 t1=$(date +%s)
 python3 - "$out/raw.txt" "$runs" "$secs" "$((t1 - t0))" >"$out/README.md" <<'EOF'
+import importlib.util
 import statistics as st
 import sys
 from collections import defaultdict
 
-# Student t, two-sided 95 %, by degrees of freedom (30 and beyond: 2.042..1.96).
-T = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-     10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
-     18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042}
-
-
-def t95(df):
-    if df in T:
-        return T[df]
-    return T[max(k for k in T if k <= df)] if df < 30 else 1.96
-
-
-def reps_for(cv, target=0.05):
-    for n in range(2, 1000):
-        if t95(n - 1) * cv / n ** 0.5 <= target:
-            return n
-    return None
-
+# The t quantiles, CV and repetition count of scripts/run-settings.py.
+spec = importlib.util.spec_from_file_location("run_settings", "scripts/run-settings.py")
+rs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rs)
 
 path, runs, secs, wall = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 by = defaultdict(list)
@@ -65,8 +52,8 @@ print()
 print("| core | runs | mean kB/s | min | max | CV | repetitions for ±5 % at 95 % |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 for cpu, v in sorted(by.items()):
-    m = st.mean(v)
-    cv = st.stdev(v) / m if len(v) > 1 else 0.0
-    print(f"| {cpu} | {len(v)} | {m:,.0f} | {min(v):,.0f} | {max(v):,.0f} | {cv * 100:.2f} % | {reps_for(cv) or '-'} |")
+    cv = rs.cv(v)
+    cvs = "-" if cv is None else f"{cv * 100:.2f} %"
+    print(f"| {cpu} | {len(v)} | {st.mean(v):,.0f} | {min(v):,.0f} | {max(v):,.0f} | {cvs} | {'-' if cv is None else rs.reps_needed(cv, first=2)} |")
 EOF
 cat "$out/README.md"

@@ -77,8 +77,8 @@ def cv(xs):
     return st.stdev(xs) / m if m > 0 else None
 
 
-def reps_needed(c, ci=CI, cap=1000):
-    n = 3
+def reps_needed(c, ci=CI, cap=1000, first=3):
+    n = first
     while n < cap and t975(n - 1) * c / math.sqrt(n) > ci:
         n += 1
     return n
