@@ -61,6 +61,9 @@ func (d *NATS) Name() string { return "nats" }
 // Supports implements Driver: every factor combination of Gaddah & Kunz
 // has a NATS mapping; of the filter kinds only subject filters do.
 func (d *NATS) Supports(f scenario.Factors) error {
+	if f.Ack == scenario.AckExactlyOnce {
+		return fmt.Errorf("nats: ack %s (MQTT QoS 2) has no NATS expression: JetStream acknowledges at least once (its publish deduplication is by message id, not a delivery handshake): %w", f.Ack, ErrUnsupported)
+	}
 	if why := NATSFilterRefusals.Check(f); why != "" {
 		return fmt.Errorf("nats: %s: %w", why, ErrUnsupported)
 	}

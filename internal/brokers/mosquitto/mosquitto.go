@@ -1,0 +1,155 @@
+// Package mosquitto registers Eclipse Mosquitto, the reference MQTT
+// broker, driven over MQTT 3.1.1 by pslab's MQTT client
+// (internal/brokers/mqtt). pslab installs Debian's package on first use
+// and runs the broker as its own child process: on the broker CPU set,
+// inside the lab's broker namespace (or on loopback), with a generated
+// password, its persistence set per case.
+package mosquitto
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"pslab/internal/broker"
+	"pslab/internal/brokers"
+	"pslab/internal/brokers/mqtt"
+	"pslab/internal/driver"
+	"pslab/internal/scenario"
+)
+
+// Name is the broker's name in scenarios, flags and records.
+const Name = "mosquitto"
+
+func init() { brokers.Register(Descriptor()) }
+
+// Descriptor describes Mosquitto to the registry.
+func Descriptor() brokers.Descriptor {
+	return brokers.Descriptor{
+		Name:      Name,
+		Summary:   "Eclipse Mosquitto " + PinnedVersion + " over MQTT 3.1.1 (Debian's package, installed on first use)",
+		NewBroker: newBroker,
+		NewDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) {
+			var m *Mosquitto
+			if v, ok := running.Load(ep.URL); ok {
+				m = v.(*Mosquitto)
+			}
+			version := ""
+			if m != nil {
+				version, _ = BinaryVersion()
+			}
+			return mqtt.New(profile(mqtt.V311, Name, version, m, ep), ep)
+		},
+		Supports: func(f scenario.Factors) error {
+			return profile(mqtt.V311, Name, "", nil, driver.Endpoint{}).Supports(f)
+		},
+		Capabilities: brokers.Capabilities{FilterRefusals: mqtt.FilterRefusals},
+		Schemes:      []string{"mqtt"},
+		Probe:        mqtt.Probe,
+		Install:      Install,
+		Start:        start,
+		Stop:         stop,
+		Doctor:       doctor,
+	}
+}
+
+// newBroker makes the Mosquitto of a run, installing it on first use and
+// stopping what killed runs left.
+func newBroker(ctx context.Context, _ string, log io.Writer) (broker.Broker, error) {
+	if _, err := Binary(); err != nil {
+		fmt.Fprintln(log, "installing mosquitto (first use) ...")
+		if err := Install(ctx, log, log); err != nil {
+			return nil, err
+		}
+	}
+	removed, err := Leftovers()
+	for _, r := range removed {
+		fmt.Fprintln(log, "cleanup: "+r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return New(Config{}), nil
+}
+
+// state is what `pslab broker start mosquitto` leaves for `stop` (0600:
+// it holds the generated password).
+type state struct {
+	PID      int    `json:"pid"`
+	URL      string `json:"url"`
+	User     string `json:"user"`
+	Password string `json:"password"`
+	Dir      string `json:"dir"`
+}
+
+// StatePath is where `pslab broker start mosquitto` keeps its state.
+func StatePath() string { return filepath.Join(broker.CacheDir(), Name+".state.json") }
+
+func readState() (state, error) {
+	var st state
+	data, err := os.ReadFile(StatePath())
+	if err != nil {
+		return st, err
+	}
+	return st, json.Unmarshal(data, &st)
+}
+
+// start runs a Mosquitto on 127.0.0.1:1883 and leaves it running.
+func start(ctx context.Context, out, log io.Writer) error {
+	if st, err := readState(); err == nil && broker.ProcessAlive(st.PID) {
+		return fmt.Errorf("%s is already running (pid %d, %s); stop it first with `pslab broker stop %s`", Name, st.PID, st.URL, Name)
+	}
+	if _, err := Binary(); err != nil {
+		if err := Install(ctx, out, log); err != nil {
+			return err
+		}
+	}
+	m := New(Config{Port: 1883, Detached: true})
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ep, err := m.Start(sctx, broker.LoopbackHost{})
+	if err != nil {
+		return err
+	}
+	st := state{PID: m.PID(), URL: ep.URL, User: ep.User, Password: ep.Password, Dir: m.Dir()}
+	data, _ := json.MarshalIndent(st, "", "  ")
+	if err := os.MkdirAll(broker.CacheDir(), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(StatePath(), data, 0o600); err != nil {
+		_ = m.Stop(context.Background())
+		return err
+	}
+	fmt.Fprintf(out, "%s running, pid %d\nurl:      %s\nuser:     %s\npassword: %s\n(give --url %s=mqtt://USER:PASSWORD@127.0.0.1:1883; state in %s)\n",
+		Name, st.PID, st.URL, st.User, st.Password, Name, StatePath())
+	return nil
+}
+
+// stop stops what start left running and removes its run directory.
+func stop(ctx context.Context, out io.Writer) error {
+	st, err := readState()
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no %s started by `pslab broker start` (no %s)", Name, StatePath())
+	}
+	if err != nil {
+		return err
+	}
+	if broker.ProcessAlive(st.PID) {
+		if err := broker.StopDetached(ctx, st.PID, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	if st.Dir != "" {
+		os.RemoveAll(st.Dir)
+	}
+	if err := os.Remove(StatePath()); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s stopped (pid %d)\n", Name, st.PID)
+	return nil
+}
