@@ -147,6 +147,9 @@ type Result struct {
 	FirstError     string `json:"first_error,omitempty"`
 	// Faults are the case's scheduled faults as they happened.
 	Faults []FaultResult `json:"faults,omitempty"`
+	// Promises are what the case's mechanism promised (driver.Promiser),
+	// where not the JMS factors' (nil), for the audit.
+	Promises *driver.Promises `json:"promises,omitempty"`
 	// ClientOutages counts times a client connection was lost and the
 	// driver noticed; UnexplainedOutages those that no scheduled fault
 	// explains (the link or broker dropped a connection by itself).
@@ -199,6 +202,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	iw := watchInterrupt(ctx)
 	res := r.measure(ctx)
 	res.Interrupted = iw.of(r)
+	if p, ok := cfg.Driver.(driver.Promiser); ok {
+		res.Promises = p.Promises(f)
+	}
 	res.Connect = res.Start.Sub(connectStart).Seconds()
 	closeStart := time.Now()
 	// Disconnect only: durable subscriptions stay on the broker, and the

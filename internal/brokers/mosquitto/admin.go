@@ -173,7 +173,9 @@ func profile(v mqtt.Version, name, version string, m *Mosquitto, ep driver.Endpo
 		QoS0WhileAway:      "kept in memory (queue_qos0_messages true, a Mosquitto option beyond MQTT: 3.1.1 keeps only QoS 1 and 2); persistence is off for a non-persistent case, so a restart loses them",
 		KeepsQoS0WhileAway: true,
 		InflightLimit:      maxInflight, InflightSetting: "max_inflight_messages",
-		Redelivery: "Mosquitto 2 sends a delivery again only when the session resumes, flagged DUP",
+		SurvivesKill: false,
+		KillNote:     fmt.Sprintf("Mosquitto writes its whole store every %d s and keeps no journal: a kill loses what arrived since, and the QoS 2 state with it", autosaveInterval),
+		Redelivery:   "Mosquitto 2 sends a delivery again only when the session resumes, flagged DUP",
 	}
 	if m == nil {
 		p.QoS0WhileAway = "as its own configuration sets (queue_qos0_messages; off by default: not kept)"

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"pslab/internal/driver"
@@ -51,6 +52,12 @@ type Profile struct {
 	// KeepsQoS0WhileAway tells whether it keeps them (the audit's
 	// promise for a durable non-persistent subscription).
 	KeepsQoS0WhileAway bool
+	// SurvivesKill tells whether what the broker holds for QoS 1 and 2
+	// (messages, sessions, the QoS 2 state) survives a kill of its process
+	// (a journal or a store written as it goes), for the audit of a broker
+	// restart; KillNote says why not, when not.
+	SurvivesKill bool
+	KillNote     string
 	// InflightLimit is how many QoS 1/2 deliveries the broker sends a
 	// subscriber unacknowledged (0: no limit); lazy acknowledgement
 	// flushes at half of it, or the broker would wait for PUBACKs the
@@ -111,8 +118,7 @@ type Driver struct {
 
 // cstat is a case's counts as the driver sees them.
 type cstat struct {
-	mu     sync.Mutex
-	parsed int64
+	parsed atomic.Int64 // PUBLISH packets the case's subscribers read
 }
 
 // Addr turns an endpoint URL (mqtt://host:port, tcp://host:port) into
@@ -166,6 +172,22 @@ func (d *Driver) Mechanism(f scenario.Factors) string {
 	return m
 }
 
+// Promises implements driver.Promiser: MQTT's promises by QoS, and the
+// broker's persistence for a restart.
+func (d *Driver) Promises(f scenario.Factors) *driver.Promises { return promises(d.p, f) }
+
+func promises(p Profile, f scenario.Factors) *driver.Promises {
+	switch QoS(f) {
+	case 0:
+		return &driver.Promises{Basis: "MQTT QoS 0 (at most once)", NoDuplicates: true,
+			Why: "a QoS 0 message is sent once and never acknowledged: one on its way when a connection ends is gone"}
+	case 2:
+		return &driver.Promises{Basis: "MQTT QoS 2 (exactly once)", KeepsWhileAway: true, SurvivesRestart: p.SurvivesKill,
+			NoDuplicates: true, Why: p.KillNote}
+	}
+	return &driver.Promises{Basis: "MQTT QoS 1 (at least once)", KeepsWhileAway: true, SurvivesRestart: p.SurvivesKill, Why: p.KillNote}
+}
+
 // FilterMechanism implements driver.FilterMechanism.
 func (d *Driver) FilterMechanism(f scenario.Factors) string { return filterMechanism(f) }
 
@@ -193,9 +215,7 @@ func (d *Driver) Held(ctx context.Context, c driver.CaseSpec) (driver.Held, erro
 	cs := d.cases[c.Prefix]
 	d.mu.Unlock()
 	if cs != nil {
-		cs.mu.Lock()
-		st.Parsed = cs.parsed
-		cs.mu.Unlock()
+		st.Parsed = cs.parsed.Load()
 	}
 	return d.p.Admin.Held(ctx, c, st)
 }

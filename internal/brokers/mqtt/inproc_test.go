@@ -77,7 +77,7 @@ func freePort(t *testing.T) int {
 // nats-mqtt broker has its own, with its held count).
 func testProfile() Profile {
 	return Profile{Name: "nats-mqtt-test", Product: "nats-server " + server.VERSION + " MQTT listener", Version: V311,
-		Persistence: "JetStream file storage", QoS0WhileAway: "not kept (nats-server)", InflightLimit: 1024,
+		Persistence: "JetStream file storage", QoS0WhileAway: "not kept (nats-server)", InflightLimit: 1024, SurvivesKill: true,
 		InflightSetting: "mqtt max_ack_pending"}
 }
 

@@ -44,7 +44,7 @@ type subscriber struct {
 	pend     []byte // PUBACK packets held back
 	npend    int
 	pendConn *conn
-	lastAck  time.Time
+	oldest   time.Time       // when the oldest PUBACK held back was due
 	q2       map[uint16]bool // QoS 2: identifiers delivered, awaiting PUBREL
 	inflight sync.WaitGroup
 	stop     chan struct{}
@@ -147,9 +147,13 @@ func (s *subscriber) onPacket(c *conn, pk packet) error {
 	if err != nil {
 		return err
 	}
-	s.cs.mu.Lock()
-	s.cs.parsed++
-	s.cs.mu.Unlock()
+	s.cs.parsed.Add(1)
+	if m.qos == 0 {
+		// Nothing to acknowledge, and nothing comes again: delivered even
+		// while closing (what arrives before the connection ends).
+		s.h(driver.Delivery{Body: m.payload})
+		return nil
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -167,8 +171,6 @@ func (s *subscriber) onPacket(c *conn, pk packet) error {
 	s.h(driver.Delivery{Body: m.payload, Redelivered: m.dup})
 	defer s.inflight.Done()
 	switch {
-	case m.qos == 0:
-		return nil
 	case m.qos == 2:
 		return s.write(c, appendAck(nil, pktPubrec, m.id))
 	case s.ack == scenario.AckAuto || s.ack == scenario.AckExactlyOnce:
@@ -178,6 +180,9 @@ func (s *subscriber) onPacket(c *conn, pk packet) error {
 	defer s.mu.Unlock()
 	if s.pendConn != c { // a new connection: the old one's PUBACKs are void
 		s.pend, s.npend, s.pendConn = s.pend[:0], 0, c
+	}
+	if s.npend == 0 {
+		s.oldest = time.Now()
 	}
 	s.pend = appendAck(s.pend, pktPuback, m.id)
 	s.npend++
@@ -204,11 +209,11 @@ func (s *subscriber) flushLocked() error {
 	c := s.pendConn
 	err := s.write(c, s.pend)
 	s.pend, s.npend = s.pend[:0], 0
-	s.lastAck = time.Now()
 	return err
 }
 
-// ackTimer sends the PUBACKs held back once they are `timer` old (DUPS_OK).
+// ackTimer sends the PUBACKs held back once the oldest is `timer` old
+// (DUPS_OK).
 func (s *subscriber) ackTimer() {
 	defer s.wg.Done()
 	t := time.NewTicker(s.timer / 2)
@@ -221,7 +226,7 @@ func (s *subscriber) ackTimer() {
 			s.mu.Lock()
 			c := s.pendConn
 			var err error
-			if s.npend > 0 && time.Since(s.lastAck) >= s.timer {
+			if s.npend > 0 && time.Since(s.oldest) >= s.timer {
 				err = s.flushLocked()
 			}
 			s.mu.Unlock()
