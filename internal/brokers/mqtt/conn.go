@@ -152,6 +152,21 @@ func (c *conn) readLoop(pr *packetReader) {
 			return
 		}
 		c.lastRead.Store(time.Now().UnixNano())
+		c.dispatch(p)
+		if c.failure() != nil {
+			return
+		}
+		// What the handlers queued (acknowledgements) goes out once
+		// everything read so far is handled, together.
+		if pr.br.Buffered() == 0 {
+			c.kick()
+		}
+	}
+}
+
+// dispatch handles one packet on the reader goroutine.
+func (c *conn) dispatch(p packet) {
+	{
 		switch p.typ {
 		case pktPingresp:
 			c.pingSince.Store(0)
@@ -183,14 +198,21 @@ func (c *conn) readLoop(pr *packetReader) {
 			}
 		case pktDisconnect:
 			c.fail(errors.New(decodeDisconnect(c.v, p.body)))
-			return
 		default:
 			if err := c.onPacket(c, p); err != nil {
 				c.fail(err)
-				return
 			}
 		}
 	}
+}
+
+// kick wakes the writer for what was queued without waking it.
+func (c *conn) kick() {
+	c.wmu.Lock()
+	if len(c.out) > 0 {
+		c.dataReady.Signal()
+	}
+	c.wmu.Unlock()
 }
 
 func (c *conn) writeLoop() {
@@ -220,11 +242,22 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// write queues whole packets (their parts in order), waiting while the
-// output buffer is full. errClosed (wrapped) means nothing was queued.
-func (c *conn) write(parts ...[]byte) error {
+// write queues whole packets (their parts in order) and wakes the
+// writer, waiting while the output buffer is full. errClosed (wrapped)
+// means nothing was queued.
+func (c *conn) write(parts ...[]byte) error { return c.put(true, parts) }
+
+// queue is write for the reader goroutine's acknowledgements: the writer
+// is woken once the reader has handled everything it read, so that they
+// go out together.
+func (c *conn) queue(parts ...[]byte) error { return c.put(false, parts) }
+
+func (c *conn) put(wake bool, parts [][]byte) error {
 	c.wmu.Lock()
 	for len(c.out) >= maxPending && !c.wstop {
+		if !wake {
+			c.dataReady.Signal() // the reader waits for room: the writer must run
+		}
 		c.room.Wait()
 	}
 	if c.wstop {
@@ -234,7 +267,7 @@ func (c *conn) write(parts ...[]byte) error {
 		}
 		return errClosed
 	}
-	if len(c.out) == 0 {
+	if wake && len(c.out) == 0 {
 		c.dataReady.Signal()
 	}
 	for _, p := range parts {

@@ -307,7 +307,7 @@ func (p *publisher) onPacket(c *conn, pk packet) error {
 	p.mu.Unlock()
 	if rel {
 		var b [4]byte
-		if err := c.write(appendAck(b[:0], pktPubrel, a.id)); err != nil && !errors.Is(err, errClosed) {
+		if err := c.queue(appendAck(b[:0], pktPubrel, a.id)); err != nil && !errors.Is(err, errClosed) {
 			return err
 		}
 	}

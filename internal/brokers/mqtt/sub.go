@@ -139,7 +139,7 @@ func (s *subscriber) onPacket(c *conn, pk packet) error {
 		s.mu.Lock()
 		delete(s.q2, a.id)
 		s.mu.Unlock()
-		return s.write(c, appendAck(nil, pktPubcomp, a.id))
+		return s.queue(c, appendAck(nil, pktPubcomp, a.id))
 	default:
 		return nil
 	}
@@ -161,7 +161,7 @@ func (s *subscriber) onPacket(c *conn, pk packet) error {
 	}
 	if m.qos == 2 && s.q2[m.id] {
 		s.mu.Unlock() // delivered before; its PUBREC was lost
-		return s.write(c, appendAck(nil, pktPubrec, m.id))
+		return s.queue(c, appendAck(nil, pktPubrec, m.id))
 	}
 	if m.qos == 2 {
 		s.q2[m.id] = true
@@ -172,9 +172,9 @@ func (s *subscriber) onPacket(c *conn, pk packet) error {
 	defer s.inflight.Done()
 	switch {
 	case m.qos == 2:
-		return s.write(c, appendAck(nil, pktPubrec, m.id))
+		return s.queue(c, appendAck(nil, pktPubrec, m.id))
 	case s.ack == scenario.AckAuto || s.ack == scenario.AckExactlyOnce:
-		return s.write(c, appendAck(nil, pktPuback, m.id))
+		return s.queue(c, appendAck(nil, pktPuback, m.id))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -187,27 +187,33 @@ func (s *subscriber) onPacket(c *conn, pk packet) error {
 	s.pend = appendAck(s.pend, pktPuback, m.id)
 	s.npend++
 	if s.npend >= s.every {
-		return s.flushLocked()
+		return s.flushLocked(false)
 	}
 	return nil
 }
 
-// write queues an acknowledgement; a closed connection is no error (the
-// broker sends the message again on the next one).
-func (s *subscriber) write(c *conn, b []byte) error {
-	if err := c.write(b); err != nil && !errors.Is(err, errClosed) {
+// queue queues an acknowledgement from the reader goroutine; a closed
+// connection is no error (the broker sends the message again on the next
+// one).
+func (s *subscriber) queue(c *conn, b []byte) error {
+	if err := c.queue(b); err != nil && !errors.Is(err, errClosed) {
 		return err
 	}
 	return nil
 }
 
-// flushLocked sends the PUBACKs held back. Called with s.mu held.
-func (s *subscriber) flushLocked() error {
+// flushLocked sends the PUBACKs held back: from the reader goroutine
+// (wake false) or from another, which wakes the writer. Called with s.mu
+// held.
+func (s *subscriber) flushLocked(wake bool) error {
 	if s.npend == 0 {
 		return nil
 	}
 	c := s.pendConn
-	err := s.write(c, s.pend)
+	err := c.put(wake, [][]byte{s.pend})
+	if errors.Is(err, errClosed) {
+		err = nil
+	}
 	s.pend, s.npend = s.pend[:0], 0
 	return err
 }
@@ -227,7 +233,7 @@ func (s *subscriber) ackTimer() {
 			c := s.pendConn
 			var err error
 			if s.npend > 0 && time.Since(s.oldest) >= s.timer {
-				err = s.flushLocked()
+				err = s.flushLocked(true)
 			}
 			s.mu.Unlock()
 			if err != nil {
@@ -261,7 +267,7 @@ func (s *subscriber) Close() error {
 		s.mu.Lock()
 		var err error
 		if s.pendConn != nil && s.pendConn == s.cl.current() {
-			err = s.flushLocked()
+			err = s.flushLocked(true)
 		}
 		s.mu.Unlock()
 		if err != nil {
