@@ -23,38 +23,58 @@ import (
 	"pslab/internal/scenario"
 )
 
-// Name is the broker's name in scenarios, flags and records.
-const Name = "mosquitto"
+// Name is the broker's name in scenarios, flags and records (MQTT 3.1.1);
+// NameV5 is the same broker driven over MQTT 5.
+const (
+	Name   = "mosquitto"
+	NameV5 = "mosquitto-v5"
+)
 
-func init() { brokers.Register(Descriptor()) }
+func init() {
+	brokers.Register(Descriptor(mqtt.V311))
+	brokers.Register(Descriptor(mqtt.V5))
+}
 
-// Descriptor describes Mosquitto to the registry.
-func Descriptor() brokers.Descriptor {
+// Descriptor describes Mosquitto driven over MQTT version v to the
+// registry.
+func Descriptor(v mqtt.Version) brokers.Descriptor {
+	name := Name
+	if v == mqtt.V5 {
+		name = NameV5
+	}
 	return brokers.Descriptor{
-		Name:      Name,
-		Summary:   "Eclipse Mosquitto " + PinnedVersion + " over MQTT 3.1.1 (Debian's package, installed on first use)",
+		Name:      name,
+		Summary:   fmt.Sprintf("Eclipse Mosquitto %s over %s (Debian's package, installed on first use)", PinnedVersion, v),
 		NewBroker: newBroker,
 		NewDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) {
 			var m *Mosquitto
-			if v, ok := running.Load(ep.URL); ok {
-				m = v.(*Mosquitto)
+			if b, ok := running.Load(ep.URL); ok {
+				m = b.(*Mosquitto)
 			}
 			version := ""
 			if m != nil {
 				version, _ = BinaryVersion()
 			}
-			return mqtt.New(profile(mqtt.V311, Name, version, m, ep), ep)
+			return mqtt.New(profile(v, name, version, m, ep), ep)
 		},
-		Supports: func(f scenario.Factors) error {
-			return profile(mqtt.V311, Name, "", nil, driver.Endpoint{}).Supports(f)
-		},
+		Supports:     func(f scenario.Factors) error { return profile(v, name, "", nil, driver.Endpoint{}).Supports(f) },
 		Capabilities: brokers.Capabilities{FilterRefusals: mqtt.FilterRefusals},
 		Schemes:      []string{"mqtt"},
 		Probe:        mqtt.Probe,
 		Install:      Install,
 		Start:        start,
 		Stop:         stop,
-		Doctor:       doctor,
+		Doctor:       doctorOf(v),
+	}
+}
+
+// doctorOf is the doctor of Mosquitto over v: one broker, checked once.
+func doctorOf(v mqtt.Version) func(context.Context) []brokers.Check {
+	if v == mqtt.V311 {
+		return doctor
+	}
+	return func(context.Context) []brokers.Check {
+		return []brokers.Check{{Status: "info", What: NameV5, Detail: "the same Mosquitto as " + Name + ", over MQTT 5 (see " + Name + ")"}}
 	}
 }
 

@@ -51,6 +51,10 @@ func TestPasswordLineIsMosquittosPBKDF2Format(t *testing.T) {
 // Integration: a real Mosquitto on loopback.
 
 func startMosquitto(t *testing.T) (*Mosquitto, driver.Endpoint, *mqtt.Driver) {
+	return startMosquittoV(t, mqtt.V311)
+}
+
+func startMosquittoV(t *testing.T, v mqtt.Version) (*Mosquitto, driver.Endpoint, *mqtt.Driver) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test (a mosquitto process) skipped in -short mode")
@@ -64,7 +68,7 @@ func startMosquitto(t *testing.T) (*Mosquitto, driver.Endpoint, *mqtt.Driver) {
 	ep, err := m.Start(ctx, broker.LoopbackHost{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Stop(context.Background()) })
-	drv, err := Descriptor().NewDriver(ctx, ep)
+	drv, err := Descriptor(v).NewDriver(ctx, ep)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = drv.Close() })
 	return m, ep, drv.(*mqtt.Driver)
@@ -101,7 +105,13 @@ func TestLoginIsRequired(t *testing.T) {
 // through the load engine, with the persistence each case asks for and
 // the broker's held count at the end.
 func TestEveryCombinationOnMosquitto(t *testing.T) {
-	m, _, d := startMosquitto(t)
+	for _, v := range []mqtt.Version{mqtt.V311, mqtt.V5} {
+		t.Run(v.String(), func(t *testing.T) { everyCombination(t, v) })
+	}
+}
+
+func everyCombination(t *testing.T, v mqtt.Version) {
+	m, _, d := startMosquittoV(t, v)
 	n := 0
 	for _, sub := range scenario.Subscriptions {
 		for _, del := range scenario.Deliveries {

@@ -261,7 +261,10 @@ func decodeAck(typ byte, body []byte) (ack, error) {
 func connectPacket(v Version, clientID, user, password string, clean bool, keepAlive uint16, sessionExpiry uint32, receiveMax uint16) ([]byte, error) {
 	var buf bytes.Buffer
 	if v == V5 {
-		props := &paho5.Properties{ReceiveMaximum: &receiveMax}
+		props := &paho5.Properties{}
+		if receiveMax > 0 { // 0 is a protocol error: absent means 65535
+			props.ReceiveMaximum = &receiveMax
+		}
 		if sessionExpiry > 0 {
 			props.SessionExpiryInterval = &sessionExpiry
 		}
