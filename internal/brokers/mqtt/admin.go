@@ -119,3 +119,36 @@ func Probe(c net.Conn, _ string) (bool, string, error) {
 	}
 	return false, fmt.Sprintf("CONNECT without user name refused: %s (CONNACK %d)", ca.reason, ca.code), nil
 }
+
+// Login logs in over a fresh connection c with user and pass (MQTT 3.1.1
+// CONNECT, clean session) and disconnects: a CONNACK refusing them is
+// ErrLoginRefused. The check of an external broker's URL before a run.
+func Login(c net.Conn, _, user, pass string) error {
+	pkt, err := connectPacket(V311, "pslab-login-"+randomID(), user, pass, true, 10, 0, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Write(pkt); err != nil {
+		return fmt.Errorf("MQTT CONNECT: %w", err)
+	}
+	pr := &packetReader{br: bufio.NewReader(c)}
+	p, err := pr.next()
+	if err != nil {
+		return fmt.Errorf("no answer to CONNECT: %w", err)
+	}
+	if p.typ != pktConnack {
+		return fmt.Errorf("not an MQTT broker: %s instead of CONNACK", pktNames[p.typ])
+	}
+	ca, err := decodeConnack(V311, p.body)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ca.code == 0:
+		_, _ = c.Write(disconnectPacket(V311))
+		return nil
+	case refusedLogin(ca.code):
+		return fmt.Errorf("refused: %w (%s)", ErrLoginRefused, ca.reason)
+	}
+	return fmt.Errorf("refused: %s (CONNACK %d)", ca.reason, ca.code)
+}

@@ -331,3 +331,20 @@ func TestLoginRefusedIsNamed(t *testing.T) {
 	err := Check(context.Background(), p.endpoint(), V311)
 	assert.ErrorIs(t, err, ErrLoginRefused)
 }
+
+func TestLoginOverAConnection(t *testing.T) {
+	p := newPeer(t,
+		func(c *peerConn) { c.accept(false); c.next() },
+		func(c *peerConn) { c.next(); c.send([]byte{pktConnack << 4, 2, 0, 4}) })
+	for _, want := range []error{nil, ErrLoginRefused} {
+		nc, err := net.Dial("tcp", p.ln.Addr().String())
+		require.NoError(t, err)
+		err = Login(nc, "", "u", "p")
+		nc.Close()
+		if want == nil {
+			assert.NoError(t, err)
+		} else {
+			assert.ErrorIs(t, err, want)
+		}
+	}
+}
