@@ -261,3 +261,20 @@ func subClientID(s driver.SubSpec) string {
 // sessionExpiry is the MQTT 5 session expiry of a persistent session, in
 // seconds: longer than any case (Purge ends the session afterwards).
 const sessionExpiry = 24 * 3600
+
+// WireBytes is what one message of a case run under prefix puts on the
+// link over MQTT version v (the registry's Descriptor.WireBytes): the
+// PUBLISH from the publisher and the PUBLISH to a subscriber, on the topic
+// of topic 0 (a selector or filter case's first value), at the case's QoS.
+// Acknowledgements (4 bytes each way at QoS 1, 8 at QoS 2) are not in it,
+// as NATS's PONGs and JetStream's acks are not in NATS's.
+func WireBytes(v Version) func(prefix string, f scenario.Factors) (toBroker, toClient int) {
+	return func(prefix string, f scenario.Factors) (int, int) {
+		sel := -1
+		if f.Selector || f.Filtered() {
+			sel = 0
+		}
+		n := len(publishHeader(nil, v, topicName(prefix, f, 0, sel), QoS(f), false, 1, f.Size)) + f.Size
+		return n, n
+	}
+}

@@ -151,3 +151,17 @@ func TestClientIDsStartWithThePrefix(t *testing.T) {
 	assert.Equal(t, "pslab-abc-c01-c2", subClientID(driver.SubSpec{Case: cs, ID: 2, ClientID: "pslab-abc-c01-c2"}))
 	assert.Equal(t, "pslab-abc-c01.mine", subClientID(driver.SubSpec{Case: cs, ID: 2, ClientID: "mine"}))
 }
+
+func TestWireBytes(t *testing.T) {
+	f := baseFactors()
+	f.Size = 100
+	to, from := WireBytes(V311)("pslab-x-c01", f)
+	// 1 type + 1 length + 2 + 11 topic "pXXXXXXX/t0" + 100 body; QoS 0: no identifier
+	assert.Equal(t, 115, to)
+	assert.Equal(t, to, from)
+	f.Delivery = scenario.Persistent
+	to, _ = WireBytes(V311)("pslab-x-c01", f)
+	assert.Equal(t, 117, to, "QoS 1: a packet identifier")
+	to, _ = WireBytes(V5)("pslab-x-c01", f)
+	assert.Equal(t, 118, to, "MQTT 5: an empty property list")
+}
