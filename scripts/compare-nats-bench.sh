@@ -100,7 +100,7 @@ clients on CPU(s) {clients} (pslab's default CPU plan). Made by
 The same bytes on the wire per message: nats-bench publishes on
 `pslab.bench` (11 characters), pslab on its case's subject
 ({", ".join(sorted(subjects))}: {lens} characters; the NATS driver
-hashes the case's prefix into a short first token, internal/driver
+hashes the case's prefix into a short first token, internal/brokers/nats
 natsRoot, since the subject travels with every message).
 
 Client CPU per delivered message: nats-bench's user+system time (time(1))

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pslab/internal/brokers"
+	"pslab/internal/record"
 	"pslab/internal/report"
 	"pslab/internal/results"
 )
@@ -69,12 +71,23 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return badInput(err)
 	}
 	d := report.Build(recs)
+	d.Caveats = brokerCaveats()
 	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", d.Records), func(w io.Writer) error {
 		if f.format == "csv" {
 			return report.WriteCSV(w, d)
 		}
 		return report.WriteMarkdown(w, d, report.EvaluateClaims(d), args)
 	})
+}
+
+// brokerCaveats are the registered brokers' notes for reports.
+func brokerCaveats() []record.Caveat {
+	var out []record.Caveat
+	for _, n := range brokers.Names() {
+		d, _ := brokers.Lookup(n)
+		out = append(out, d.Caveats...)
+	}
+	return out
 }
 
 // writeOutput writes a command's output to standard output, or, with

@@ -174,7 +174,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	}
 	brokers := f.brokers
 	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
-		brokers = sortedNames(containerPIDs)
+		brokers = sortedKeys(containerPIDs)
 	}
 	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
+	"pslab/internal/brokers/nats"
 	"pslab/internal/cpuset"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
@@ -59,9 +61,9 @@ func TestBrokersAndClientsOnOwnCPUs(t *testing.T) {
 	require.NoError(t, err)
 	for _, name := range []string{"nats", "artemis"} {
 		t.Run(name, func(t *testing.T) {
-			var b broker.Broker = broker.NewNATS(broker.NATSConfig{StoreDir: t.TempDir()})
+			var b broker.Broker = nats.NewServer(nats.ServerConfig{StoreDir: t.TempDir()})
 			if name == "artemis" {
-				a := broker.NewArtemis(broker.ArtemisConfig{Instance: "test-lab-cpus", Port: 62013, CorePort: 62016, HeapMB: 256})
+				a := artemis.NewArtemis(artemis.ArtemisConfig{Instance: "test-lab-cpus", Port: 62013, CorePort: 62016, HeapMB: 256})
 				if _, err := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis")); err != nil {
 					t.Skipf("Artemis is not installed (%v): run `pslab broker install artemis`", err)
 				}

@@ -11,12 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/audit"
-	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/scenario"
 	"pslab/netem"
 )
-
-func TestMain(m *testing.M) { broker.RunTests(m) }
 
 // runFaultCases runs cases of scenarios/faults.yaml (quick) on one broker
 // over the emulated wifi link (wireline on loopback without root, where
@@ -99,7 +97,7 @@ func TestFaultStudyOnArtemis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault study skipped in -short mode")
 	}
-	if _, err := os.Stat(broker.NewArtemis(broker.ArtemisConfig{}).HomeDir()); err != nil {
+	if _, err := os.Stat(artemis.NewArtemis(artemis.ArtemisConfig{}).HomeDir()); err != nil {
 		t.Skipf("Artemis is not installed: %v", err)
 	}
 	runFaultCases(t, "artemis", "05,09")

@@ -153,7 +153,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			return p, err
 		}
 		if o.BrokerPID == 0 { // through the lab, it is checked once the link is up
-			if err := ext.CheckLogin(context.Background()); err != nil {
+			if err := reg.CheckLogin(context.Background(), ext); err != nil {
 				return p, err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
@@ -132,7 +133,7 @@ func startArtemisForLoad(t *testing.T) driver.Driver {
 	if testing.Short() {
 		t.Skip("artemis integration test skipped in -short mode")
 	}
-	a := broker.NewArtemis(broker.ArtemisConfig{Instance: "test-load", Port: 61913, CorePort: 61916, HeapMB: 512})
+	a := artemis.NewArtemis(artemis.ArtemisConfig{Instance: "test-load", Port: 61913, CorePort: 61916, HeapMB: 512})
 	if !a.Installed() {
 		if _, err := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis")); err != nil {
 			t.Skipf("Artemis is not installed (%v): run `go run ./cmd/pslab broker install artemis`", err)
@@ -146,7 +147,7 @@ func startArtemisForLoad(t *testing.T) driver.Driver {
 	ep, err := a.Start(ctx, broker.LoopbackHost{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = a.Stop(context.Background()) })
-	d, err := driver.NewSTOMP(ep)
+	d, err := artemis.NewSTOMP(ep)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = d.Close() })
 	return d

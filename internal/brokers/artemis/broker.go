@@ -1,4 +1,4 @@
-package broker
+package artemis
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"pslab/internal/broker"
 	"pslab/internal/driver"
 )
 
@@ -47,7 +48,7 @@ func (c ArtemisConfig) withDefaults() ArtemisConfig {
 		c.Version = DefaultArtemisVersion
 	}
 	if c.CacheDir == "" {
-		c.CacheDir = CacheDir()
+		c.CacheDir = broker.CacheDir()
 	}
 	if c.Instance == "" {
 		c.Instance = "default"
@@ -77,7 +78,7 @@ type Artemis struct {
 	mu      sync.Mutex
 	run     *artemisRun // nil when not running
 	version string      // from the CONNECTED frame once running
-	host    Host        // of the last Start, for Restart
+	host    broker.Host // of the last Start, for Restart
 }
 
 // artemisRun is one broker process.
@@ -119,7 +120,7 @@ func (a *Artemis) pidFile() string { return filepath.Join(a.InstanceDir(), "psla
 func (a *Artemis) RunLog() string { return filepath.Join(a.InstanceDir(), "log", "pslab-run.log") }
 
 // Name implements Broker.
-func (a *Artemis) Name() string { return "artemis" }
+func (a *Artemis) Name() string { return Name }
 
 // Version implements Broker: the version the running broker reported, or
 // the configured one.
@@ -166,7 +167,7 @@ func (a *Artemis) Credentials() (user, password string, err error) {
 // Start implements Broker: it runs the instance's `bin/artemis run` on h
 // (STOMP and CORE acceptors bound to h.ListenIP()), waits for the STOMP
 // port, and checks a real STOMP login with the instance's credentials.
-func (a *Artemis) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
+func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.run != nil {
@@ -186,7 +187,7 @@ func (a *Artemis) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	}
 	ip := h.ListenIP()
 	addr := net.JoinHostPort(ip, strconv.Itoa(a.cfg.Port))
-	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer(), AdminDialer: adminDialer(h)}
+	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer(), AdminDialer: broker.AdminDialer(h)}
 
 	// A restart keeps the previous process's log (why it ended) beside.
 	_ = os.Rename(a.RunLog(), a.RunLog()+".prev")
@@ -251,21 +252,21 @@ func (a *Artemis) waitReady(ctx context.Context, ep driver.Endpoint, run *artemi
 		select {
 		case <-exited:
 			return fmt.Errorf("artemis exited during start-up (%v); last output: %s (full log: %s)",
-				run.waitErr, tailFile(a.RunLog(), 3), a.RunLog())
+				run.waitErr, broker.TailFile(a.RunLog(), 3), a.RunLog())
 		default:
 		}
 		return fmt.Errorf("artemis did not accept STOMP logins on %s within %s (%v); last output: %s (full log: %s)",
-			addr, a.cfg.StartTimeout, err, tailFile(a.RunLog(), 3), a.RunLog())
+			addr, a.cfg.StartTimeout, err, broker.TailFile(a.RunLog(), 3), a.RunLog())
 	}
-	if err := WaitTCP(ctx, ep.Dialer, addr, exited); err != nil {
+	if err := broker.WaitTCP(ctx, ep.Dialer, addr, exited); err != nil {
 		return "", notReady(err)
 	}
 	for {
-		server, err := driver.CheckSTOMP(ctx, ep)
+		server, err := CheckSTOMP(ctx, ep)
 		if err == nil {
 			return server, nil
 		}
-		if errors.Is(err, driver.ErrLoginRefused) {
+		if errors.Is(err, ErrLoginRefused) {
 			return "", fmt.Errorf("artemis at %s refused user %q with the password in %s: that file does not match "+
 				"the instance's etc/artemis-users.properties; remove %s and run \"pslab broker install artemis\" to recreate the instance",
 				addr, ep.User, a.CredentialsFile(), a.InstanceDir())
@@ -291,25 +292,4 @@ func versionFromServer(server, fallback string) string {
 		return fallback
 	}
 	return v
-}
-
-// tailFile returns the last n non-empty lines of a file, joined by " | ".
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(no output)"
-	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return "(no output)"
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

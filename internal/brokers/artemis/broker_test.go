@@ -1,4 +1,4 @@
-package broker
+package artemis
 
 import (
 	"archive/tar"
@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pslab/internal/broker"
 )
 
 // testArtemis returns an Artemis with its own instance ("test-broker") and
@@ -68,7 +70,7 @@ func javaOf(instance string) []int {
 func TestArtemisStartStop(t *testing.T) {
 	a := testArtemis(t)
 	ctx := context.Background()
-	ep, err := a.Start(ctx, LoopbackHost{})
+	ep, err := a.Start(ctx, broker.LoopbackHost{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestArtemisStartStop(t *testing.T) {
 	if ep.URL != "stomp://127.0.0.1:61713" || ep.User != "pslab" || len(ep.Password) < 20 {
 		t.Fatalf("endpoint %+v", ep)
 	}
-	if _, err := a.Start(ctx, LoopbackHost{}); err == nil {
+	if _, err := a.Start(ctx, broker.LoopbackHost{}); err == nil {
 		t.Fatal("second Start of a running broker succeeded")
 	}
 	if v := a.Version(); v != "2.44.0" {
@@ -138,7 +140,7 @@ func TestArtemisWrongPassword(t *testing.T) {
 	if err := os.WriteFile(a.CredentialsFile(), []byte("user=pslab\npassword=not-the-password\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = a.Start(context.Background(), LoopbackHost{})
+	_, err = a.Start(context.Background(), broker.LoopbackHost{})
 	if err == nil {
 		a.Stop(context.Background())
 		t.Fatal("Start with a wrong password succeeded")
@@ -157,7 +159,7 @@ func TestArtemisWrongPassword(t *testing.T) {
 func TestArtemisStartTimeout(t *testing.T) {
 	a := testArtemis(t)
 	a.cfg.StartTimeout = 50 * time.Millisecond // the JVM needs seconds
-	_, err := a.Start(context.Background(), LoopbackHost{})
+	_, err := a.Start(context.Background(), broker.LoopbackHost{})
 	if err == nil {
 		a.Stop(context.Background())
 		t.Fatal("Start within 50 ms succeeded")
@@ -176,7 +178,7 @@ func TestArtemisNotInstalled(t *testing.T) {
 	if a.Installed() {
 		t.Fatal("empty cache reported as installed")
 	}
-	_, err := a.Start(context.Background(), LoopbackHost{})
+	_, err := a.Start(context.Background(), broker.LoopbackHost{})
 	if err == nil || !strings.Contains(err.Error(), "pslab broker install artemis") {
 		t.Fatalf("Start without install: %v", err)
 	}
@@ -339,7 +341,7 @@ func TestArtemisHelpers(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "log")
 	os.WriteFile(p, []byte("a\n\nb\nc\nd\n"), 0o644)
-	if s := tailFile(p, 2); s != "c | d" {
+	if s := broker.TailFile(p, 2); s != "c | d" {
 		t.Errorf("tailFile = %q", s)
 	}
 	mvnOut := "\x1b[0m[ERROR] Failed to execute goal x:copy (default-cli) on project standalone-pom: Unable to find artifact.\n[ERROR] \n[ERROR] [Help 1] http://x\n"
@@ -349,11 +351,11 @@ func TestArtemisHelpers(t *testing.T) {
 	if s := lastErrorLine([]byte("java: not found\n")); s != "java: not found" {
 		t.Errorf("lastErrorLine without [ERROR] = %q", s)
 	}
-	pw := RandomSecret()
+	pw := broker.RandomSecret()
 	if len(pw) != 32 || strings.ContainsAny(pw, ":\n\\ ") {
 		t.Errorf("RandomSecret = %q", pw)
 	}
-	pw2 := RandomSecret()
+	pw2 := broker.RandomSecret()
 	if pw == pw2 {
 		t.Error("two generated passwords are equal")
 	}

@@ -1,7 +1,11 @@
-// Package artemis registers ActiveMQ Artemis, driven over STOMP 1.2, with
-// the broker registry. The process and its installation live in
-// internal/broker (artemis*.go), the driver in internal/driver (stomp*.go);
-// this package wires them into a descriptor.
+// Package artemis is ActiveMQ Artemis in pslab, driven over STOMP 1.2: its
+// installation through Maven (install.go), the instance and its process
+// (broker.go, settings.go, restart.go, stop.go), the STOMP driver
+// (stomp*.go: connections, publishers, subscribers, management, purge,
+// what the broker holds), the filter mapping (stomp_filter.go), the access
+// probe and login (probe.go), the clean-up of per-lab instances
+// (leftovers.go), and the descriptor that registers it all with the
+// broker registry (this file).
 package artemis
 
 import (
@@ -26,26 +30,33 @@ func init() { brokers.Register(Descriptor()) }
 func Descriptor() brokers.Descriptor {
 	return brokers.Descriptor{
 		Name:      Name,
-		Summary:   "ActiveMQ Artemis " + broker.DefaultArtemisVersion + " over STOMP 1.2 (installed through Maven on first use)",
+		Summary:   "ActiveMQ Artemis " + DefaultArtemisVersion + " over STOMP 1.2 (installed through Maven on first use)",
+		Version:   DefaultArtemisVersion,
 		NewBroker: newBroker,
 		NewDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) {
-			return driver.NewSTOMP(ep)
+			return NewSTOMP(ep)
 		},
-		Supports:     driver.SupportsSTOMP,
-		Capabilities: brokers.Capabilities{FilterRefusals: driver.STOMPFilterRefusals},
+		Supports:     SupportsSTOMP,
+		Capabilities: brokers.Capabilities{FilterRefusals: FilterRefusals},
 		Schemes:      []string{"stomp", "tcp"},
-		Probe:        broker.STOMPOpen,
+		Probe:        openAccess,
 		Install:      install,
 		Start:        start,
 		Stop:         stop,
 		Doctor:       doctor,
+		Login:        login,
+		Leftovers:    leftovers,
+		// docker-compose.yml: the artemis service joins the nats
+		// service's network namespace.
+		Container: &brokers.Container{Name: "pslab-artemis", Scheme: "stomp", Port: 61613,
+			UserVar: "ARTEMIS_USER", PassVar: "ARTEMIS_PASSWORD"},
 	}
 }
 
 // newBroker makes the Artemis instance of lab labName, installing Artemis
 // on first use and stopping an instance an earlier, killed run left.
 func newBroker(ctx context.Context, labName string, log io.Writer) (broker.Broker, error) {
-	a := broker.NewArtemis(broker.ArtemisConfig{Instance: Instance(labName)})
+	a := NewArtemis(ArtemisConfig{Instance: Instance(labName)})
 	if !a.Installed() {
 		fmt.Fprintln(log, InstallNote(a, labName))
 		if err := a.Install(ctx, log); err != nil {
@@ -72,7 +83,7 @@ func Instance(labName string) string {
 }
 
 func install(ctx context.Context, out, log io.Writer) error {
-	a := broker.NewArtemis(broker.ArtemisConfig{})
+	a := NewArtemis(ArtemisConfig{})
 	if a.Installed() {
 		fmt.Fprintf(out, "%s %s already installed: %s\n", Name, a.Config().Version, a.InstanceDir())
 		return nil
@@ -87,7 +98,7 @@ func install(ctx context.Context, out, log io.Writer) error {
 // start starts the default instance on loopback and leaves it running;
 // its PID file lets stop (and the next run) find it.
 func start(ctx context.Context, out, log io.Writer) error {
-	a := broker.NewArtemis(broker.ArtemisConfig{})
+	a := NewArtemis(ArtemisConfig{})
 	if !a.Installed() {
 		if err := a.Install(ctx, log); err != nil {
 			return err
@@ -105,7 +116,7 @@ func start(ctx context.Context, out, log io.Writer) error {
 }
 
 func stop(ctx context.Context, out io.Writer) error {
-	pid, err := broker.NewArtemis(broker.ArtemisConfig{}).StopLeftover(ctx)
+	pid, err := NewArtemis(ArtemisConfig{}).StopLeftover(ctx)
 	if err != nil {
 		return err
 	}
@@ -130,7 +141,7 @@ func doctor(context.Context) []brokers.Check {
 	} else {
 		out = append(out, brokers.Check{Status: "ok", What: "maven", Detail: firstLine(stripANSI(string(v)))})
 	}
-	a := broker.NewArtemis(broker.ArtemisConfig{})
+	a := NewArtemis(ArtemisConfig{})
 	if a.Installed() {
 		out = append(out, brokers.Check{Status: "ok", What: Name, Detail: "installed in " + a.InstanceDir()})
 	} else {
@@ -139,6 +150,7 @@ func doctor(context.Context) []brokers.Check {
 	return out
 }
 
+// firstLine is the first line of s, surrounding space removed.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
@@ -161,7 +173,7 @@ func stripANSI(s string) string {
 // InstallNote says what installing a just-created Artemis will do:
 // the first use installs the distribution, a new lab name only creates
 // its own instance (the distribution is cached).
-func InstallNote(a *broker.Artemis, labName string) string {
+func InstallNote(a *Artemis, labName string) string {
 	if a.HomeInstalled() {
 		return fmt.Sprintf("creating the Artemis %s instance of lab %s (pslab clean removes it once unused) ...", a.Config().Version, labName)
 	}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"pslab/internal/broker"
 )
 
 // TestArtemisInstallNoteOnlyWhenInstalling: a new lab name with the
@@ -16,7 +14,7 @@ import (
 // (first use)".
 func TestArtemisInstallNoteOnlyWhenInstalling(t *testing.T) {
 	cache := t.TempDir()
-	a := broker.NewArtemis(broker.ArtemisConfig{CacheDir: cache, Instance: "lab-x"})
+	a := NewArtemis(ArtemisConfig{CacheDir: cache, Instance: "lab-x"})
 	assert.Contains(t, InstallNote(a, "x"), "first use")
 	bin := filepath.Join(a.HomeDir(), "bin")
 	require.NoError(t, os.MkdirAll(bin, 0o755))

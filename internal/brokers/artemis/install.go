@@ -1,4 +1,4 @@
-package broker
+package artemis
 
 import (
 	"archive/tar"
@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"pslab/internal/broker"
 )
 
 // Installed reports whether the distribution is unpacked and the instance
@@ -245,7 +247,7 @@ func (a *Artemis) createInstance(ctx context.Context, progress io.Writer) error 
 	}
 	defer os.RemoveAll(tmp)
 	inst := filepath.Join(tmp, "instance")
-	pass := RandomSecret()
+	pass := broker.RandomSecret()
 	fmt.Fprintf(progress, "artemis %s: creating instance %s\n", a.cfg.Version, a.InstanceDir())
 	cmd := exec.CommandContext(ctx, filepath.Join(a.HomeDir(), "bin", "artemis"), "create",
 		"--silent", "--require-login", "--user", artemisUser, "--password", pass,

@@ -1,4 +1,4 @@
-package broker
+package artemis
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func TestArtemisInNamespace(t *testing.T) {
 	if ep.Dialer == nil {
 		t.Fatal("endpoint has no dialer for the namespace")
 	}
-	if _, err := driver.CheckSTOMP(ctx, ep); err != nil {
+	if _, err := CheckSTOMP(ctx, ep); err != nil {
 		t.Fatalf("login through the namespace dialer: %v", err)
 	}
 	d := net.Dialer{Timeout: time.Second}

@@ -1,9 +1,11 @@
-package broker
+package artemis
 
 import (
 	"context"
 	"errors"
 	"os"
+
+	"pslab/internal/broker"
 )
 
 // Exited implements Watched.
@@ -13,7 +15,7 @@ func (a *Artemis) Exited() error {
 	if a.run == nil {
 		return nil
 	}
-	return exitedOnItsOwn("artemis", a.run.cmd, a.run.exited, a.RunLog())
+	return broker.ExitedOnItsOwn("artemis", a.run.cmd, a.run.exited, a.RunLog())
 }
 
 // Kill implements Restartable: SIGKILL to the broker's process group (the
@@ -25,7 +27,7 @@ func (a *Artemis) Kill() error {
 	if a.run == nil {
 		return errors.New("artemis is not running")
 	}
-	err := killProcessGroup(a.run.cmd.Process.Pid, a.run.exited)
+	err := broker.KillProcessGroup(a.run.cmd.Process.Pid, a.run.exited)
 	a.run = nil
 	os.Remove(a.pidFile())
 	return err

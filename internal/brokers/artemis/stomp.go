@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
@@ -27,12 +28,6 @@ import (
 //	                      selector:convert_string_expressions:sel >= a AND sel < b
 //	publisher window      RECEIPT on every k-th SEND, at most Window unconfirmed
 
-// Defaults used when a SubSpec leaves the lazy-ack bounds at zero.
-const (
-	DefaultAckEvery      = 100
-	DefaultAckIntervalMs = 100
-)
-
 // stompWindowBytes is the consumer-window-size pslab asks for on
 // ack:client and ack:client-individual subscriptions (Artemis' own default
 // there is 10 KiB; 1 MiB is the Artemis JMS client's default window).
@@ -41,7 +36,7 @@ const (
 const stompWindowBytes = 1 << 20
 
 type stompDriver struct {
-	ep Endpoint
+	ep driver.Endpoint
 
 	mu    sync.Mutex
 	admin *stompAdmin
@@ -49,14 +44,14 @@ type stompDriver struct {
 
 // NewSTOMP returns the driver for ActiveMQ Artemis over STOMP 1.2 at ep
 // (URL stomp://host:port). It does not connect until it is used.
-func NewSTOMP(ep Endpoint) (Driver, error) {
+func NewSTOMP(ep driver.Endpoint) (driver.Driver, error) {
 	if _, err := stompAddr(ep.URL); err != nil {
 		return nil, err
 	}
 	return &stompDriver{ep: ep}, nil
 }
 
-func (d *stompDriver) Name() string { return "artemis" }
+func (d *stompDriver) Name() string { return Name }
 
 // SupportsSTOMP is the STOMP driver's Supports, usable before any broker
 // runs (to select cases).
@@ -66,7 +61,7 @@ func SupportsSTOMP(f scenario.Factors) error { return (&stompDriver{}).Supports(
 // expression; only values outside the scenario's vocabulary are refused.
 func (d *stompDriver) Supports(f scenario.Factors) error {
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("artemis over STOMP: %s: %w", fmt.Sprintf(format, a...), ErrUnsupported)
+		return fmt.Errorf("artemis over STOMP: %s: %w", fmt.Sprintf(format, a...), driver.ErrUnsupported)
 	}
 	switch f.Subscription {
 	case scenario.Durable, scenario.NonDurable:
@@ -95,7 +90,7 @@ func (d *stompDriver) Supports(f scenario.Factors) error {
 	if f.Size < 0 {
 		return bad("negative body size %d", f.Size)
 	}
-	if why := STOMPFilterRefusals.Check(f); why != "" {
+	if why := FilterRefusals.Check(f); why != "" {
 		return bad("%s", why)
 	}
 	return nil
@@ -118,16 +113,16 @@ func (d *stompDriver) Mechanism(f scenario.Factors) string {
 	} else {
 		b.WriteString("; SEND persistent:false")
 	}
-	fmt.Fprintf(&b, "; publisher flow control = RECEIPT on every k-th SEND (k = Window/4), at most Window (default %d messages on an unshaped path) sends unconfirmed, a receipt meaning the broker has routed (persistent: stored) everything before it", WindowMessages)
+	fmt.Fprintf(&b, "; publisher flow control = RECEIPT on every k-th SEND (k = Window/4), at most Window (default %d messages on an unshaped path) sends unconfirmed, a receipt meaning the broker has routed (persistent: stored) everything before it", driver.WindowMessages)
 	switch f.Ack {
 	case scenario.AckAuto:
 		b.WriteString("; AUTO = ack:client-individual, one ACK per message after the handler returns")
 	case scenario.AckDupsOK:
 		fmt.Fprintf(&b, "; DUPS_OK = ack:client, cumulative ACK every AckEvery messages (default %d) or AckIntervalMs (default %d ms), pending ACK sent on close",
-			DefaultAckEvery, DefaultAckIntervalMs)
+			driver.DefaultAckEvery, driver.DefaultAckIntervalMs)
 	case scenario.AckClient:
 		fmt.Fprintf(&b, "; CLIENT = ack:client, cumulative ACK every AckEvery messages (default %d), unacknowledged ones redelivered after close",
-			DefaultAckEvery)
+			driver.DefaultAckEvery)
 	}
 	fmt.Fprintf(&b, "; consumer-window-size %d bytes, ACK also at half of it", stompWindowBytes)
 	fmt.Fprintf(&b, "; CONNECT heart-beat:%d,0 (Artemis closes a connection that sends nothing for %s)", heartBeatFor(d.ep).Milliseconds(), connectionTTL(d.ep))
@@ -145,7 +140,7 @@ func (d *stompDriver) Mechanism(f scenario.Factors) string {
 
 // Prepare implements Driver. Artemis creates the multicast addresses on
 // first use, so a case needs nothing up front.
-func (d *stompDriver) Prepare(ctx context.Context, c CaseSpec) error {
+func (d *stompDriver) Prepare(ctx context.Context, c driver.CaseSpec) error {
 	if err := d.Supports(c.Factors); err != nil {
 		return err
 	}
@@ -190,14 +185,14 @@ func checkName(s string) error {
 }
 
 // stompTopic is the multicast address of a topic.
-func stompTopic(c CaseSpec, topic int) string {
+func stompTopic(c driver.CaseSpec, topic int) string {
 	return c.Prefix + ".t" + strconv.Itoa(topic)
 }
 
 // stompClientID is the client-id of a durable subscriber. It always starts
 // with the case prefix so that Purge finds the subscription queue
 // (<client-id>.<name>).
-func stompClientID(s SubSpec) string {
+func stompClientID(s driver.SubSpec) string {
 	id := s.ClientID
 	if id == "" {
 		id = "sub" + strconv.Itoa(s.ID)
@@ -209,7 +204,7 @@ func stompClientID(s SubSpec) string {
 }
 
 // stompDurableName is the durable-subscription-name of a subscriber.
-func stompDurableName(s SubSpec) string {
+func stompDurableName(s driver.SubSpec) string {
 	if s.DurableName != "" {
 		return s.DurableName
 	}

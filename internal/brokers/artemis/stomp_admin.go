@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-stomp/stomp/v3/frame"
+
+	"pslab/internal/driver"
 )
 
 // stompAdmin invokes Artemis management operations over STOMP: a SEND to
@@ -30,7 +32,7 @@ type stompAdmin struct {
 // replies by correlation-id.
 const stompAdminReply = "pslab.admin.reply"
 
-func dialAdmin(ctx context.Context, ep Endpoint) (*stompAdmin, error) {
+func dialAdmin(ctx context.Context, ep driver.Endpoint) (*stompAdmin, error) {
 	var tag [6]byte
 	rand.Read(tag[:])
 	a := &stompAdmin{replyTo: stompAdminReply, replies: make(chan *frame.Frame, 16), tag: hex.EncodeToString(tag[:])}
@@ -176,7 +178,7 @@ func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error)
 		d.admin = nil
 	}
 	if d.admin == nil {
-		a, err := dialAdmin(ctx, d.ep.admin())
+		a, err := dialAdmin(ctx, d.ep.Admin())
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package driver_test
+package artemis_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
@@ -21,9 +22,9 @@ import (
 // latency includes the queue that builds when it outruns the subscriber;
 // the paced case sends at a fixed rate the subscriber keeps up with.
 //
-//	go test -run '^$' -bench STOMP -benchtime 200000x ./internal/driver
+//	go test -run '^$' -bench STOMP -benchtime 200000x ./internal/brokers/artemis
 func BenchmarkSTOMP(b *testing.B) {
-	a := broker.NewArtemis(broker.ArtemisConfig{Instance: "test-driver", Port: 61813, CorePort: 61816, HeapMB: 1024})
+	a := artemis.NewArtemis(artemis.ArtemisConfig{Instance: "test-driver", Port: 61813, CorePort: 61816, HeapMB: 1024})
 	if !a.Installed() {
 		b.Skip("Artemis is not installed: run `go run ./cmd/pslab broker install artemis`")
 	}
@@ -33,7 +34,7 @@ func BenchmarkSTOMP(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.Stop(ctx)
-	d, err := driver.NewSTOMP(ep)
+	d, err := artemis.NewSTOMP(ep)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-stomp/stomp/v3/frame"
+
+	"pslab/internal/driver"
 )
 
 // How a STOMP connection ends. Artemis 2.44 can deadlock one connection
@@ -106,7 +108,7 @@ func (c *stompConn) abort() {
 	if errors.As(c.failure(), &se) {
 		c.waitReader()
 	}
-	resetOnClose(c.nc)
+	driver.ResetOnClose(c.nc)
 	c.wmu.Lock()
 	c.closed = true
 	c.wmu.Unlock()

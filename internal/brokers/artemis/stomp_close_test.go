@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-stomp/stomp/v3/frame"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
@@ -20,8 +21,8 @@ import (
 func TestCloseOrder(t *testing.T) {
 	s := newFakeSTOMP(t, false)
 	d, _ := NewSTOMP(s.endpoint())
-	sub, err := d.Subscriber(context.Background(), SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}},
-		func(Delivery) {})
+	sub, err := d.Subscriber(context.Background(), driver.SubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}},
+		func(driver.Delivery) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +71,14 @@ func TestCloseDurableKeepsSubscription(t *testing.T) {
 }
 
 // durableOnFake is a subscribed durable subscriber on a fake broker.
-func durableOnFake(t *testing.T) (*fakeSTOMP, Subscriber) {
+func durableOnFake(t *testing.T) (*fakeSTOMP, driver.Subscriber) {
 	t.Helper()
 	s := newFakeSTOMP(t, false)
 	d, _ := NewSTOMP(s.endpoint())
 	f := baseFactors()
 	f.Subscription = scenario.Durable
-	sub, err := d.Subscriber(context.Background(), SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: f},
-		ClientID: "pslab-t-c1", DurableName: "d1"}, func(Delivery) {})
+	sub, err := d.Subscriber(context.Background(), driver.SubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: f},
+		ClientID: "pslab-t-c1", DurableName: "d1"}, func(driver.Delivery) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestBrokerErrorBrokerClosesFirst(t *testing.T) {
 		}
 		result <- nil
 	}()
-	c, err := dialSTOMP(context.Background(), Endpoint{URL: "stomp://" + ln.Addr().String()}, "", nil)
+	c, err := dialSTOMP(context.Background(), driver.Endpoint{URL: "stomp://" + ln.Addr().String()}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-stomp/stomp/v3/frame"
+
+	"pslab/internal/driver"
 )
 
 // This file holds pslab's STOMP 1.2 connection. Frames are parsed and
@@ -41,7 +43,7 @@ const stompHeartBeat = 10 * time.Second
 // heartBeatFor is the heart-beat a client of ep promises: half its
 // StallTolerance, so that Artemis' connection TTL is the stall tolerance,
 // or stompHeartBeat.
-func heartBeatFor(ep Endpoint) time.Duration {
+func heartBeatFor(ep driver.Endpoint) time.Duration {
 	if ep.StallTolerance > 0 {
 		return ep.StallTolerance / 2
 	}
@@ -51,7 +53,7 @@ func heartBeatFor(ep Endpoint) time.Duration {
 // connectionTTL is how long Artemis keeps a client of ep that sends
 // nothing: twice its heart-beat (Artemis' heartBeatToConnectionTtlModifier,
 // 2 by default).
-func connectionTTL(ep Endpoint) time.Duration { return 2 * heartBeatFor(ep) }
+func connectionTTL(ep driver.Endpoint) time.Duration { return 2 * heartBeatFor(ep) }
 
 // stompError is an ERROR frame from the broker.
 type stompError struct {
@@ -62,13 +64,6 @@ func (e *stompError) Error() string {
 	s := "broker sent ERROR: " + e.msg
 	if b := strings.TrimSpace(e.body); b != "" && b != e.msg {
 		s += ": " + firstLine(b)
-	}
-	return s
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
 	}
 	return s
 }
@@ -113,12 +108,12 @@ func stompAddr(raw string) (string, error) {
 
 // dialSTOMP connects and logs in. clientID may be empty. onMsg, if not nil,
 // receives every MESSAGE frame on the reader goroutine.
-func dialSTOMP(ctx context.Context, ep Endpoint, clientID string, onMsg func(*frame.Frame)) (*stompConn, error) {
+func dialSTOMP(ctx context.Context, ep driver.Endpoint, clientID string, onMsg func(*frame.Frame)) (*stompConn, error) {
 	addr, err := stompAddr(ep.URL)
 	if err != nil {
 		return nil, err
 	}
-	var d Dialer = ep.Dialer
+	var d driver.Dialer = ep.Dialer
 	if d == nil {
 		d = &net.Dialer{Timeout: 10 * time.Second}
 	}
@@ -147,7 +142,7 @@ func dialSTOMP(ctx context.Context, ep Endpoint, clientID string, onMsg func(*fr
 	return c, nil
 }
 
-func (c *stompConn) login(ctx context.Context, r *frame.Reader, ep Endpoint, clientID string) error {
+func (c *stompConn) login(ctx context.Context, r *frame.Reader, ep driver.Endpoint, clientID string) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(30 * time.Second)
@@ -369,7 +364,7 @@ func (c *stompConn) request(ctx context.Context, f *frame.Frame, id string) erro
 // CheckSTOMP logs in to the STOMP broker at ep and disconnects. It returns
 // the broker's server header (e.g. "ActiveMQ-Artemis/2.44.0 ..."). A wrong
 // user or password gives an error wrapping ErrLoginRefused.
-func CheckSTOMP(ctx context.Context, ep Endpoint) (string, error) {
+func CheckSTOMP(ctx context.Context, ep driver.Endpoint) (string, error) {
 	c, err := dialSTOMP(ctx, ep, "", nil)
 	if err != nil {
 		return "", err

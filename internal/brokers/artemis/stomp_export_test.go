@@ -1,13 +1,15 @@
-package driver
+package artemis
 
 import (
 	"context"
+
+	"pslab/internal/driver"
 )
 
-// Test hooks for the external STOMP integration tests (package driver_test).
+// Test hooks for the external STOMP integration tests (package artemis_test).
 
 // STOMPQueueNames lists the broker's queues whose names start with prefix.
-func STOMPQueueNames(ctx context.Context, d Driver, prefix string) (names []string, err error) {
+func STOMPQueueNames(ctx context.Context, d driver.Driver, prefix string) (names []string, err error) {
 	err = d.(*stompDriver).withAdmin(ctx, func(a *stompAdmin) error {
 		names, err = a.names(ctx, "getQueueNames", prefix)
 		return err
@@ -20,7 +22,7 @@ func STOMPQueueNames(ctx context.Context, d Driver, prefix string) (names []stri
 // used: Artemis 2.44 fails it with a NullPointerException while a consumer
 // of any queue is being closed, which made the test that waits for a
 // detach flaky.)
-func STOMPConsumers(ctx context.Context, d Driver, queue string) (n int, err error) {
+func STOMPConsumers(ctx context.Context, d driver.Driver, queue string) (n int, err error) {
 	err = d.(*stompDriver).withAdmin(ctx, func(a *stompAdmin) error {
 		return a.call(ctx, "queue."+queue, "getConsumerCount", &n)
 	})
@@ -29,14 +31,14 @@ func STOMPConsumers(ctx context.Context, d Driver, queue string) (n int, err err
 
 // AbortSTOMPSubscriber drops the subscriber's connection without ACKs or
 // DISCONNECT, like a crashed client.
-func AbortSTOMPSubscriber(s Subscriber) {
+func AbortSTOMPSubscriber(s driver.Subscriber) {
 	sub := s.(*stompSub)
 	sub.stopTimer()
 	sub.link.abort()
 }
 
 // STOMPPendingAcks is the number of handled but unacknowledged messages.
-func STOMPPendingAcks(s Subscriber) int {
+func STOMPPendingAcks(s driver.Subscriber) int {
 	sub := s.(*stompSub)
 	sub.mu.Lock()
 	defer sub.mu.Unlock()

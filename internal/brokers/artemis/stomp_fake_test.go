@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"net"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-stomp/stomp/v3/frame"
+
+	"pslab/internal/driver"
 )
 
 // fakeSTOMP is a minimal STOMP 1.2 server on loopback for unit tests of
@@ -46,8 +48,8 @@ func newFakeSTOMP(t *testing.T, hold bool) *fakeSTOMP {
 	return s
 }
 
-func (s *fakeSTOMP) endpoint() Endpoint {
-	return Endpoint{URL: "stomp://" + s.ln.Addr().String(), User: "u", Password: "p"}
+func (s *fakeSTOMP) endpoint() driver.Endpoint {
+	return driver.Endpoint{URL: "stomp://" + s.ln.Addr().String(), User: "u", Password: "p"}
 }
 
 // serve handles one connection at a time, accepting the next when the

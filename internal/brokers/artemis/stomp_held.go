@@ -1,9 +1,11 @@
-package driver
+package artemis
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"pslab/internal/driver"
 )
 
 // Held implements HeldReporter: the message count of every queue bound to
@@ -13,8 +15,8 @@ import (
 // (deliveringCount), so the two are not added; Delivering reports the
 // latter on its own. Routed is the queues' messagesAdded, each read after
 // the queue's messageCount.
-func (d *stompDriver) Held(ctx context.Context, c CaseSpec) (Held, error) {
-	h := Held{Source: "Artemis queues on the case's addresses: messageCount (deliveringCount included); routed: messagesAdded"}
+func (d *stompDriver) Held(ctx context.Context, c driver.CaseSpec) (driver.Held, error) {
+	h := driver.Held{Source: "Artemis queues on the case's addresses: messageCount (deliveringCount included); routed: messagesAdded"}
 	var routed int64
 	gone := false // a queue went away while asked: its messagesAdded is not known
 	err := d.withAdmin(ctx, func(a *stompAdmin) error {

@@ -1,4 +1,4 @@
-package driver_test
+package artemis_test
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/driver"
+	"pslab/internal/driver/drivertest"
 	"pslab/internal/scenario"
 )
 
@@ -23,12 +25,12 @@ import (
 // "test-driver", ports 61813/61816). Skipped when Artemis is not installed;
 // CI runs `pslab broker install artemis` first (scripts/test.sh).
 
-func startArtemis(t *testing.T) *broker.Artemis {
+func startArtemis(t *testing.T) *artemis.Artemis {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("artemis integration test skipped in -short mode")
 	}
-	a := broker.NewArtemis(broker.ArtemisConfig{Instance: "test-driver", Port: 61813, CorePort: 61816, HeapMB: 512})
+	a := artemis.NewArtemis(artemis.ArtemisConfig{Instance: "test-driver", Port: 61813, CorePort: 61816, HeapMB: 512})
 	if !a.Installed() {
 		_, errHome := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis"))
 		home, _ := os.UserHomeDir()
@@ -211,7 +213,7 @@ func (e *env) waitDetached(queue string) {
 	e.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		n, err := driver.STOMPConsumers(context.Background(), e.d, queue)
+		n, err := artemis.STOMPConsumers(context.Background(), e.d, queue)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -239,7 +241,7 @@ func (e *env) reconnect(s driver.SubSpec, queue string) []driver.Delivery {
 
 // runArtemis starts the test instance on loopback and opens its STOMP
 // driver; both end with the test.
-func runArtemis(t *testing.T) (*broker.Artemis, driver.Endpoint, driver.Driver) {
+func runArtemis(t *testing.T) (*artemis.Artemis, driver.Endpoint, driver.Driver) {
 	t.Helper()
 	a := startArtemis(t)
 	ep, err := a.Start(context.Background(), broker.LoopbackHost{})
@@ -247,7 +249,7 @@ func runArtemis(t *testing.T) (*broker.Artemis, driver.Endpoint, driver.Driver) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Stop(context.Background()) })
-	d, err := driver.NewSTOMP(ep)
+	d, err := artemis.NewSTOMP(ep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,9 +267,9 @@ func TestArtemisSTOMP(t *testing.T) {
 	t.Run("BadPassword", func(t *testing.T) {
 		bad := ep
 		bad.Password = "wrong-password"
-		d2, _ := driver.NewSTOMP(bad)
+		d2, _ := artemis.NewSTOMP(bad)
 		_, err := d2.Publisher(ctx, driver.PubSpec{Case: driver.CaseSpec{Prefix: "pslab-x", Factors: base}, Window: 1})
-		if !errors.Is(err, driver.ErrLoginRefused) {
+		if !errors.Is(err, artemis.ErrLoginRefused) {
 			t.Fatalf("wrong password: %v", err)
 		}
 		t.Logf("as a user sees it: %v", err)
@@ -381,7 +383,7 @@ func TestArtemisSTOMP(t *testing.T) {
 		sub := e.sub(s, c)
 		e.publish(s.Case, 16, seqBodies("m", 25), nil)
 		c.waitCount(t, 25)
-		driver.AbortSTOMPSubscriber(sub)
+		artemis.AbortSTOMPSubscriber(sub)
 		got := e.reconnect(s, q)
 		if want := "m20,m21,m22,m23,m24,end"; plain(got) != want {
 			t.Errorf("DUPS_OK every 10, crashed after 25: reconnect got %s, want %s", bodies(got), want)
@@ -396,13 +398,13 @@ func TestArtemisSTOMP(t *testing.T) {
 		e.publish(s.Case, 16, seqBodies("m", 25), nil)
 		c.waitCount(t, 25)
 		deadline := time.Now().Add(30 * time.Second)
-		for driver.STOMPPendingAcks(sub) > 0 { // the 50 ms timer acks
+		for artemis.STOMPPendingAcks(sub) > 0 { // the 50 ms timer acks
 			if time.Now().After(deadline) {
 				t.Fatal("DUPS_OK timer did not ack within 30 s")
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		driver.AbortSTOMPSubscriber(sub)
+		artemis.AbortSTOMPSubscriber(sub)
 		if got := e.reconnect(s, q); bodies(got) != "end" {
 			t.Errorf("DUPS_OK acked by timer, crashed: reconnect got %s, want only end", bodies(got))
 		}
@@ -415,7 +417,7 @@ func TestArtemisSTOMP(t *testing.T) {
 		if err := sub.Unsubscribe(); err != nil {
 			t.Fatal(err)
 		}
-		if qs, _ := driver.STOMPQueueNames(ctx, d, q); len(qs) != 0 {
+		if qs, _ := artemis.STOMPQueueNames(ctx, d, q); len(qs) != 0 {
 			t.Errorf("after Unsubscribe queues %v remain", qs)
 		}
 		// Two durable subscriptions left behind, one with messages.
@@ -425,14 +427,14 @@ func TestArtemisSTOMP(t *testing.T) {
 			e.sub(s2, &collector{}).Close()
 		}
 		e.publish(s.Case, 16, seqBodies("m", 10), nil)
-		qs, err := driver.STOMPQueueNames(ctx, d, e.cs.Prefix)
+		qs, err := artemis.STOMPQueueNames(ctx, d, e.cs.Prefix)
 		if err != nil || len(qs) != 2 {
 			t.Fatalf("durable queues before purge: %v, %v", qs, err)
 		}
 		if err := d.Purge(ctx, e.cs.Prefix); err != nil {
 			t.Fatal(err)
 		}
-		if qs, err := driver.STOMPQueueNames(ctx, d, e.cs.Prefix); err != nil || len(qs) != 0 {
+		if qs, err := artemis.STOMPQueueNames(ctx, d, e.cs.Prefix); err != nil || len(qs) != 0 {
 			t.Fatalf("queues after purge: %v, %v", qs, err)
 		}
 		// A new subscription with the old name starts empty.
@@ -473,7 +475,7 @@ func TestArtemisSTOMP(t *testing.T) {
 		if err := d.Purge(ctx, e.cs.Prefix); err != nil {
 			t.Fatalf("purge after Close: %v", err)
 		}
-		if qs, err := driver.STOMPQueueNames(ctx, d, q); err != nil || len(qs) != 0 {
+		if qs, err := artemis.STOMPQueueNames(ctx, d, q); err != nil || len(qs) != 0 {
 			t.Fatalf("queues after purge: %v, %v", qs, err)
 		}
 	})
@@ -488,10 +490,10 @@ func TestArtemisSTOMP(t *testing.T) {
 		defer s1.Close()
 		s2 := e.sub(driver.SubSpec{ID: 1}, c2)
 		defer s2.Close()
-		dialer := &stallDialer{release: make(chan struct{})}
+		dialer := drivertest.NewStallDialer()
 		sep := ep
 		sep.Dialer = dialer
-		sd, err := driver.NewSTOMP(sep)
+		sd, err := artemis.NewSTOMP(sep)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -504,7 +506,7 @@ func TestArtemisSTOMP(t *testing.T) {
 		if _, ok := p.(driver.UnreceivedReporter); ok {
 			t.Error("a STOMP publisher cannot say what the broker received; the broker's routed count stands in")
 		}
-		dialer.stallWritesFrom(0)
+		dialer.StallWritesFrom(0)
 		const sent = 300
 		for range sent {
 			if err := p.Publish(ctx, driver.Message{Body: make([]byte, 100), Sel: -1}); err != nil {
@@ -525,7 +527,7 @@ func TestArtemisSTOMP(t *testing.T) {
 		if n := routed(); n != 0 {
 			t.Errorf("routed %d with every send held back in the publisher's socket, want 0", n)
 		}
-		if err := dialer.resumeWrites(); err != nil {
+		if err := dialer.ResumeWrites(); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.Flush(ctx); err != nil {

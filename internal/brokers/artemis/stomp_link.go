@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-stomp/stomp/v3/frame"
+
+	"pslab/internal/driver"
 )
 
 // stompLink keeps one client's STOMP connection up. go-stomp has no
@@ -18,14 +20,14 @@ import (
 // connection becomes current only after setup (a subscriber's SUBSCRIBE)
 // is confirmed; clients wait for it in conn.
 type stompLink struct {
-	ep       Endpoint
+	ep       driver.Endpoint
 	clientID string
 	// onMsg receives the MESSAGE frames of every connection, with the
 	// connection that delivered them (ACKs must go back on it).
 	onMsg func(*stompConn, *frame.Frame)
 	// setup runs on each new connection before it becomes current.
 	setup func(context.Context, *stompConn) error
-	log   connLog
+	log   driver.ConnTracker
 
 	mu   sync.Mutex
 	cur  *stompConn    // nil while down
@@ -40,7 +42,7 @@ var errLinkClosed = errors.New("STOMP client closed")
 
 // newStompLink dials the first connection (errors are returned, not
 // retried: a case that cannot connect at all fails) and starts watching it.
-func newStompLink(ctx context.Context, ep Endpoint, clientID string,
+func newStompLink(ctx context.Context, ep driver.Endpoint, clientID string,
 	onMsg func(*stompConn, *frame.Frame), setup func(context.Context, *stompConn) error) (*stompLink, error) {
 	l := &stompLink{ep: ep, clientID: clientID, onMsg: onMsg, setup: setup,
 		up: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
@@ -101,12 +103,12 @@ func (l *stompLink) watch(c *stompConn) {
 			return
 		default:
 		}
-		l.log.lost(time.Now(), c.failure())
+		l.log.Lost(time.Now(), c.failure())
 		l.cur, l.up = nil, make(chan struct{})
 		l.mu.Unlock()
 		c.abort() // no handler runs and no receipt arrives on c any more
 		for n := 0; ; n++ {
-			if !backoff(ctx, l.stop, n) {
+			if !driver.Backoff(ctx, l.stop, n) {
 				return
 			}
 			dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
@@ -125,7 +127,7 @@ func (l *stompLink) watch(c *stompConn) {
 			}
 			l.cur, c = nc, nc
 			close(l.up)
-			l.log.restored(time.Now())
+			l.log.Restored(time.Now())
 			l.mu.Unlock()
 			break
 		}
@@ -188,7 +190,7 @@ func (l *stompLink) close(wait time.Duration, farewell func(context.Context, *st
 	l.mu.Unlock()
 	select {
 	case <-l.done:
-	case <-time.After(closeBound):
+	case <-time.After(driver.CloseBound):
 	}
 	if c == nil {
 		return nil

@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-stomp/stomp/v3/frame"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
@@ -48,7 +49,7 @@ type stompPub struct {
 }
 
 // Publisher implements Driver.
-func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
+func (d *stompDriver) Publisher(ctx context.Context, s driver.PubSpec) (driver.Publisher, error) {
 	if err := d.Supports(s.Case.Factors); err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 		return nil, fmt.Errorf("publisher %d: negative window %d", s.ID, s.Window)
 	}
 	if s.Window == 0 {
-		s.Window = DefaultWindow(s.Case.Factors)
+		s.Window = driver.DefaultWindow(s.Case.Factors)
 	}
 	l, err := newStompLink(ctx, d.ep, "", nil, nil)
 	if err != nil {
@@ -89,7 +90,7 @@ func (d *stompDriver) Publisher(ctx context.Context, s PubSpec) (Publisher, erro
 }
 
 // ConnStats implements ConnReporter.
-func (p *stompPub) ConnStats() ConnStats { return p.link.log.stats() }
+func (p *stompPub) ConnStats() driver.ConnStats { return p.link.log.Stats() }
 
 // conn waits for a usable connection. On a new one, what the old one had
 // not confirmed is counted in doubt: the old connection's reader has
@@ -101,7 +102,7 @@ func (p *stompPub) conn(ctx context.Context) (*stompConn, error) {
 		return nil, err
 	}
 	if c != p.last {
-		p.link.log.addInDoubt(int64(p.sent - p.confirmed.Load()))
+		p.link.log.AddInDoubt(int64(p.sent - p.confirmed.Load()))
 		p.confirmed.Store(p.sent)
 		p.last = c
 	}
@@ -137,7 +138,7 @@ func appendSendHeaders(b []byte, sel, size int, seq uint64) []byte {
 var nul = []byte{0}
 
 // Publish implements Publisher.
-func (p *stompPub) Publish(ctx context.Context, m Message) error {
+func (p *stompPub) Publish(ctx context.Context, m driver.Message) error {
 	prefix, sel := p.prefix, m.Sel
 	if p.prefixT != nil {
 		if m.Topic < 0 || m.Topic >= len(p.prefixT) {

@@ -1,10 +1,12 @@
-package driver
+package artemis
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"time"
+
+	"pslab/internal/driver"
 )
 
 // purgeMargin is how much longer than Artemis' connection TTL a purge
@@ -18,7 +20,7 @@ const purgeMargin = 10 * time.Second
 // (an RST lost on the emulated link) is expired by then. With a 30 s
 // bound and the 2 min TTL, one of four Artemis wifi-paper records of set
 // 1 ended with its purge refused (AMQ229025, a consumer still there).
-func purgeBound(ep Endpoint) time.Duration { return connectionTTL(ep) + purgeMargin }
+func purgeBound(ep driver.Endpoint) time.Duration { return connectionTTL(ep) + purgeMargin }
 
 // purgeBackoff is the first pause between purge passes; it doubles up to
 // a second.

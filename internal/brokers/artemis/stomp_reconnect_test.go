@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 
 	"github.com/go-stomp/stomp/v3/frame"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
 // waitStats polls a client's ConnStats until ok or 10 s.
-func waitStats(t *testing.T, r ConnReporter, what string, ok func(ConnStats) bool) ConnStats {
+func waitStats(t *testing.T, r driver.ConnReporter, what string, ok func(driver.ConnStats) bool) driver.ConnStats {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -32,13 +33,13 @@ func TestPublisherReconnectInDoubt(t *testing.T) {
 	s := newFakeSTOMP(t, true)
 	d, _ := NewSTOMP(s.endpoint())
 	ctx := context.Background()
-	pub, err := d.Publisher(ctx, PubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}, Window: 8}) // receipt every 2
+	pub, err := d.Publisher(ctx, driver.PubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}, Window: 8}) // receipt every 2
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pub.Close()
 	for i := 0; i < 6; i++ {
-		if err := pub.Publish(ctx, Message{Body: []byte("x"), Sel: -1}); err != nil {
+		if err := pub.Publish(ctx, driver.Message{Body: []byte("x"), Sel: -1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,8 +52,8 @@ func TestPublisherReconnectInDoubt(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	s.drop()
-	waitStats(t, p, "outage", func(st ConnStats) bool { return len(st.Outages) == 1 })
-	if err := pub.Publish(ctx, Message{Body: []byte("after"), Sel: -1}); err != nil {
+	waitStats(t, p, "outage", func(st driver.ConnStats) bool { return len(st.Outages) == 1 })
+	if err := pub.Publish(ctx, driver.Message{Body: []byte("after"), Sel: -1}); err != nil {
 		t.Fatal(err)
 	}
 	if f := s.nextOf(frame.SEND); string(f.Body) != "after" {
@@ -77,8 +78,8 @@ func TestSubscriberResubscribes(t *testing.T) {
 	d, _ := NewSTOMP(s.endpoint())
 	f := baseFactors()
 	f.Subscription = scenario.Durable
-	spec := SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: f}, ClientID: "pslab-t-c1", DurableName: "d1"}
-	sub, err := d.Subscriber(context.Background(), spec, func(Delivery) {})
+	spec := driver.SubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: f}, ClientID: "pslab-t-c1", DurableName: "d1"}
+	sub, err := d.Subscriber(context.Background(), spec, func(driver.Delivery) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestSubscriberResubscribes(t *testing.T) {
 			t.Errorf("SUBSCRIBE header %s: %q then %q", h, first.Header.Get(h), second.Header.Get(h))
 		}
 	}
-	st := waitStats(t, sub.(ConnReporter), "restored outage", func(st ConnStats) bool {
+	st := waitStats(t, sub.(driver.ConnReporter), "restored outage", func(st driver.ConnStats) bool {
 		return len(st.Outages) == 1 && !st.Outages[0].Restored.IsZero()
 	})
 	s.mu.Lock()

@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-stomp/stomp/v3/frame"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
@@ -25,10 +26,10 @@ type stompAckPolicy struct {
 // stompAckPolicyFor maps the paper's ack modes onto STOMP.
 func stompAckPolicyFor(a scenario.AckMode, every, intervalMs int) stompAckPolicy {
 	if every <= 0 {
-		every = DefaultAckEvery
+		every = driver.DefaultAckEvery
 	}
 	if intervalMs <= 0 {
-		intervalMs = DefaultAckIntervalMs
+		intervalMs = driver.DefaultAckIntervalMs
 	}
 	switch a {
 	case scenario.AckDupsOK:
@@ -42,7 +43,7 @@ func stompAckPolicyFor(a scenario.AckMode, every, intervalMs int) stompAckPolicy
 }
 
 // subscribeFrame builds the SUBSCRIBE frame of s.
-func subscribeFrame(s SubSpec, pol stompAckPolicy) *frame.Frame {
+func subscribeFrame(s driver.SubSpec, pol stompAckPolicy) *frame.Frame {
 	f := frame.New(frame.SUBSCRIBE,
 		frame.Id, "0",
 		frame.Destination, stompTopic(s.Case, s.Topic),
@@ -74,9 +75,9 @@ func subscribeFrame(s SubSpec, pol stompAckPolicy) *frame.Frame {
 // come again).
 type stompSub struct {
 	link    *stompLink
-	spec    SubSpec
+	spec    driver.SubSpec
 	pol     stompAckPolicy
-	h       Handler
+	h       driver.Handler
 	durable bool
 
 	mu       sync.Mutex
@@ -99,7 +100,7 @@ type stompSub struct {
 
 // Subscriber implements Driver. It returns once the broker has confirmed
 // the subscription (a RECEIPT for the SUBSCRIBE).
-func (d *stompDriver) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber, error) {
+func (d *stompDriver) Subscriber(ctx context.Context, s driver.SubSpec, h driver.Handler) (driver.Subscriber, error) {
 	f := s.Case.Factors
 	if err := d.Supports(f); err != nil {
 		return nil, err
@@ -154,7 +155,7 @@ func (s *stompSub) subscribe(ctx context.Context, c *stompConn) error {
 }
 
 // ConnStats implements ConnReporter.
-func (s *stompSub) ConnStats() ConnStats { return s.link.log.stats() }
+func (s *stompSub) ConnStats() driver.ConnStats { return s.link.log.Stats() }
 
 // frameSize estimates the encoded size Artemis counts against the
 // consumer window.
@@ -176,7 +177,7 @@ func (s *stompSub) onMessage(c *stompConn, f *frame.Frame) {
 	s.inflight.Add(1)
 	s.mu.Unlock()
 	defer s.inflight.Done()
-	s.h(Delivery{Body: f.Body, Redelivered: f.Header.Get("redelivered") == "true"})
+	s.h(driver.Delivery{Body: f.Body, Redelivered: f.Header.Get("redelivered") == "true"})
 	id := f.Header.Get(frame.Ack)
 	s.mu.Lock()
 	if s.ackConn != c { // a new connection: the old one's ACK state is void
@@ -315,7 +316,7 @@ func (s *stompSub) Unsubscribe() error {
 	if s.durable {
 		durable = []string{"durable-subscription-name", stompDurableName(s.spec)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
+	ctx, cancel := context.WithTimeout(context.Background(), driver.CloseBound)
 	defer cancel()
 	c, err := s.link.conn(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package driver
+package artemis
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 
 	"github.com/go-stomp/stomp/v3/frame"
 
+	"pslab/internal/driver"
+	"pslab/internal/driver/drivertest"
 	"pslab/internal/scenario"
 )
 
 func baseFactors() scenario.Factors {
-	return scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne,
-		Subscription: scenario.NonDurable, Delivery: scenario.NonPersistent, Ack: scenario.AckAuto,
-		Body: scenario.BodyBytes, Size: 100}
+	return drivertest.Factors(scenario.NonDurable, scenario.NonPersistent)
 }
 
 func TestSTOMPAddr(t *testing.T) {
@@ -36,7 +36,7 @@ func TestSTOMPAddr(t *testing.T) {
 			t.Errorf("stompAddr(%q) accepted", bad)
 		}
 	}
-	if _, err := NewSTOMP(Endpoint{URL: "tcp://x:1"}); err == nil {
+	if _, err := NewSTOMP(driver.Endpoint{URL: "tcp://x:1"}); err == nil {
 		t.Error("NewSTOMP accepted a tcp:// URL")
 	}
 }
@@ -66,7 +66,7 @@ func TestSelectorString(t *testing.T) {
 func TestSubscribeFrame(t *testing.T) {
 	f := baseFactors()
 	f.Subscription, f.Selector, f.Ack = scenario.Durable, true, scenario.AckClient
-	s := SubSpec{Case: CaseSpec{Prefix: "pslab-x-c02", Factors: f}, ID: 3, Topic: 1,
+	s := driver.SubSpec{Case: driver.CaseSpec{Prefix: "pslab-x-c02", Factors: f}, ID: 3, Topic: 1,
 		DurableName: "dur3", ClientID: "client3", SelectFrom: 40, SelectTo: 60}
 	fr := subscribeFrame(s, stompAckPolicyFor(f.Ack, 0, 0))
 	for k, want := range map[string]string{
@@ -106,7 +106,7 @@ func TestAckPolicy(t *testing.T) {
 		t.Errorf("AUTO policy %+v", p)
 	}
 	p = stompAckPolicyFor(scenario.AckDupsOK, 0, 0)
-	if p.mode != "client" || p.every != DefaultAckEvery || p.interval != DefaultAckIntervalMs*time.Millisecond || !p.flushClose {
+	if p.mode != "client" || p.every != driver.DefaultAckEvery || p.interval != driver.DefaultAckIntervalMs*time.Millisecond || !p.flushClose {
 		t.Errorf("DUPS_OK policy %+v", p)
 	}
 	p = stompAckPolicyFor(scenario.AckClient, 7, 300)
@@ -124,7 +124,7 @@ func TestReceiptEvery(t *testing.T) {
 }
 
 func TestSupports(t *testing.T) {
-	d, _ := NewSTOMP(Endpoint{URL: "stomp://127.0.0.1:1"})
+	d, _ := NewSTOMP(driver.Endpoint{URL: "stomp://127.0.0.1:1"})
 	for _, sub := range scenario.Subscriptions {
 		for _, del := range scenario.Deliveries {
 			for _, ack := range scenario.AckModes {
@@ -152,14 +152,14 @@ func TestSupports(t *testing.T) {
 		f := baseFactors()
 		mod(&f)
 		err := d.Supports(f)
-		if !errors.Is(err, ErrUnsupported) {
+		if !errors.Is(err, driver.ErrUnsupported) {
 			t.Errorf("case %d (%v): err = %v, want ErrUnsupported", i, f, err)
 		}
 	}
 }
 
 func TestMechanism(t *testing.T) {
-	d, _ := NewSTOMP(Endpoint{URL: "stomp://127.0.0.1:1"})
+	d, _ := NewSTOMP(driver.Endpoint{URL: "stomp://127.0.0.1:1"})
 	f := baseFactors()
 	f.Subscription, f.Delivery, f.Ack, f.Selector = scenario.Durable, scenario.Persistent, scenario.AckDupsOK, true
 	m := d.Mechanism(f)
@@ -240,7 +240,7 @@ func TestPublisherWindow(t *testing.T) {
 	s := newFakeSTOMP(t, true)
 	d, _ := NewSTOMP(s.endpoint())
 	ctx := context.Background()
-	pub, err := d.Publisher(ctx, PubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}, Window: 8})
+	pub, err := d.Publisher(ctx, driver.PubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}, Window: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestPublisherWindow(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for i := 0; i < 40; i++ {
-			if err := pub.Publish(ctx, Message{Body: []byte("x"), Sel: -1}); err != nil {
+			if err := pub.Publish(ctx, driver.Message{Body: []byte("x"), Sel: -1}); err != nil {
 				done <- err
 				return
 			}
@@ -308,16 +308,16 @@ func TestPublisherWindowDefault(t *testing.T) {
 	s := newFakeSTOMP(t, false)
 	d, _ := NewSTOMP(s.endpoint())
 	ctx := context.Background()
-	cs := CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}
-	if _, err := d.Publisher(ctx, PubSpec{Case: cs, Window: -1}); err == nil {
+	cs := driver.CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}
+	if _, err := d.Publisher(ctx, driver.PubSpec{Case: cs, Window: -1}); err == nil {
 		t.Error("negative window accepted")
 	}
-	pub, err := d.Publisher(ctx, PubSpec{Case: cs})
+	pub, err := d.Publisher(ctx, driver.PubSpec{Case: cs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	want := DefaultWindow(cs.Factors)
+	want := driver.DefaultWindow(cs.Factors)
 	if p := pub.(*stompPub); p.window != uint64(want) || p.every != uint64(stompReceiptEvery(want)) {
 		t.Errorf("window 0 became %d, k %d", p.window, p.every)
 	}
@@ -328,12 +328,12 @@ func TestPublisherFlushMarker(t *testing.T) {
 	s := newFakeSTOMP(t, false)
 	d, _ := NewSTOMP(s.endpoint())
 	ctx := context.Background()
-	pub, err := d.Publisher(ctx, PubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}, Window: 100})
+	pub, err := d.Publisher(ctx, driver.PubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}, Window: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if err := pub.Publish(ctx, Message{Body: []byte("x"), Sel: -1}); err != nil {
+		if err := pub.Publish(ctx, driver.Message{Body: []byte("x"), Sel: -1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -365,8 +365,8 @@ func TestSubscriberAcks(t *testing.T) {
 			f.Ack = tc.ack
 			var mu sync.Mutex
 			got := 0
-			sub, err := d.Subscriber(context.Background(), SubSpec{Case: CaseSpec{Prefix: "pslab-t", Factors: f},
-				AckEvery: tc.every, AckIntervalMs: 3600 * 1000}, func(Delivery) { mu.Lock(); got++; mu.Unlock() })
+			sub, err := d.Subscriber(context.Background(), driver.SubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: f},
+				AckEvery: tc.every, AckIntervalMs: 3600 * 1000}, func(driver.Delivery) { mu.Lock(); got++; mu.Unlock() })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -420,10 +420,10 @@ func TestSubscriberAcks(t *testing.T) {
 // endpoint's stall tolerance as its heart-beat (Artemis' connection TTL is
 // twice the heart-beat), 10 s without one; Mechanism says which.
 func TestHeartBeatFollowsTheStallTolerance(t *testing.T) {
-	if hb := heartBeatFor(Endpoint{}); hb != 10*time.Second {
+	if hb := heartBeatFor(driver.Endpoint{}); hb != 10*time.Second {
 		t.Errorf("default heart-beat %s, want 10s", hb)
 	}
-	ep := Endpoint{URL: "stomp://127.0.0.1:61613", StallTolerance: 2 * time.Minute}
+	ep := driver.Endpoint{URL: "stomp://127.0.0.1:61613", StallTolerance: 2 * time.Minute}
 	if hb := heartBeatFor(ep); hb != time.Minute {
 		t.Errorf("heart-beat %s for a 2 min stall tolerance, want 1m", hb)
 	}

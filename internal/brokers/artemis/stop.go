@@ -1,4 +1,4 @@
-package broker
+package artemis
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"pslab/internal/broker"
 )
 
 // Stop implements Broker: SIGTERM to the broker's process group (Artemis
@@ -23,7 +25,7 @@ func (a *Artemis) stopLocked(ctx context.Context) error {
 	if a.run == nil {
 		return nil
 	}
-	err := stopProcessGroup(ctx, a.run.cmd.Process.Pid, a.run.exited, 30*time.Second)
+	err := broker.StopProcessGroup(ctx, a.run.cmd.Process.Pid, a.run.exited, 30*time.Second)
 	a.run, a.version = nil, ""
 	os.Remove(a.pidFile())
 	return err
@@ -65,7 +67,7 @@ func (a *Artemis) StopLeftover(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("artemis instance %s is in use by another running process (broker pid %d, started by pid %d): "+
 			"it is not a leftover; runs at the same time need their own instance (pslab run --lab NAME)", a.InstanceDir(), pid, owner)
 	}
-	err := StopDetached(ctx, pid, 30*time.Second)
+	err := broker.StopDetached(ctx, pid, 30*time.Second)
 	os.Remove(a.pidFile())
 	return pid, err
 }

@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"pslab/internal/driver"
 )
 
 // blockingDialer stands for a SYN that is never answered: it blocks until
@@ -31,7 +33,7 @@ func (d blockingDialer) DialContext(ctx context.Context, _, _ string) (net.Conn,
 func TestNATSConnectDialHonoursCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	ep := Endpoint{URL: "nats://127.0.0.1:1", Dialer: blockingDialer{guard: time.Minute}}
+	ep := driver.Endpoint{URL: "nats://127.0.0.1:1", Dialer: blockingDialer{guard: time.Minute}}
 	_, err := natsConnect(ctx, ep, "t", nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
@@ -67,7 +69,7 @@ func TestNATSConnectHandshakeHonoursCancellation(t *testing.T) {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
-	_, err = natsConnect(ctx, Endpoint{URL: "nats://" + ln.Addr().String()}, "t", nil)
+	_, err = natsConnect(ctx, driver.Endpoint{URL: "nats://" + ln.Addr().String()}, "t", nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.Canceled)
 }

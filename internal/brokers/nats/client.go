@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
@@ -31,10 +32,10 @@ type natsSubscriber struct {
 	acker *lazyAcker
 
 	// JetStream: what a resubscription needs.
-	spec   SubSpec
+	spec   driver.SubSpec
 	stream string
 	cfg    jetstream.ConsumerConfig
-	h      Handler
+	h      driver.Handler
 
 	mu       sync.Mutex // guards consume and consName
 	consume  jetstream.ConsumeContext
@@ -50,7 +51,7 @@ type natsSubscriber struct {
 }
 
 // Subscriber implements Driver.
-func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber, error) {
+func (d *Driver) Subscriber(ctx context.Context, s driver.SubSpec, h driver.Handler) (driver.Subscriber, error) {
 	sub := &natsSubscriber{watch: &natsWatch{}, spec: s, h: h, stop: make(chan struct{}), resub: make(chan struct{}, 1), live: &d.live,
 		name: subscriberConnName(s.Case, s.ID)}
 	f := s.Case.Factors
@@ -82,7 +83,7 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 		}
 	}
 	if usesCore(f) {
-		cb := func(m *nats.Msg) { h(Delivery{Body: m.Data}) }
+		cb := func(m *nats.Msg) { h(driver.Delivery{Body: m.Data}) }
 		for _, subj := range subjects {
 			ns, err := nc.Subscribe(subj, cb)
 			if err != nil {
@@ -112,7 +113,7 @@ func (d *NATS) Subscriber(ctx context.Context, s SubSpec, h Handler) (Subscriber
 }
 
 // ConnStats implements ConnReporter.
-func (s *natsSubscriber) ConnStats() ConnStats { return s.watch.log.stats() }
+func (s *natsSubscriber) ConnStats() driver.ConnStats { return s.watch.log.Stats() }
 
 func (s *natsSubscriber) consumeJetStream(ctx context.Context, subjects []string) error {
 	js, err := jetstream.New(s.nc)
@@ -170,7 +171,7 @@ func pullBatch(w int) int {
 }
 
 // DeliveryWindowed implements DeliveryWindowed: JetStream subscribers pull.
-func (d *NATS) DeliveryWindowed(f scenario.Factors) bool { return !usesCore(f) }
+func (d *Driver) DeliveryWindowed(f scenario.Factors) bool { return !usesCore(f) }
 
 // startConsumer creates (or finds) the consumer of cfg and consumes it,
 // stopping the previous Consume if there was one.
@@ -199,7 +200,7 @@ func (s *natsSubscriber) deliver(m jetstream.Msg) {
 	if md, err := m.Metadata(); err == nil {
 		redelivered = md.NumDelivered > 1
 	}
-	s.h(Delivery{Body: m.Data(), Redelivered: redelivered})
+	s.h(driver.Delivery{Body: m.Data(), Redelivered: redelivered})
 	if s.acker != nil {
 		s.acker.received(m)
 	} else {
@@ -233,7 +234,7 @@ func (s *natsSubscriber) close(remove bool) error {
 	}
 	var err error
 	if remove && s.cfg.Durable != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), closeBound)
+		ctx, cancel := context.WithTimeout(context.Background(), driver.CloseBound)
 		err = s.js.DeleteConsumer(ctx, s.stream, s.cfg.Durable)
 		cancel()
 	}

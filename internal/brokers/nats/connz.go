@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"pslab/internal/driver"
 )
 
 // What a core NATS server still holds for a case's subscribers: core NATS
@@ -46,11 +48,11 @@ const connzPageSize = 1024
 
 // subscriberConnName is the connection name of a case's subscriber: the
 // case's subject root, so that Held finds the case's connections in connz.
-func subscriberConnName(c CaseSpec, id int) string {
+func subscriberConnName(c driver.CaseSpec, id int) string {
 	return fmt.Sprintf("%s%d", subscriberConnPrefix(c), id)
 }
 
-func subscriberConnPrefix(c CaseSpec) string { return "pslab-sub-" + natsRoot(c.Prefix) + "-" }
+func subscriberConnPrefix(c driver.CaseSpec) string { return "pslab-sub-" + natsRoot(c.Prefix) + "-" }
 
 // countReason adds one connection the server closed for reason (its
 // connz reason, "unknown" when empty) to counts, made on first use so that
@@ -69,8 +71,8 @@ func countReason(counts map[string]int, reason string) map[string]int {
 // the rest is on its way, in the server's output buffer, the kernels'
 // socket buffers or on the link. For a connection parsed does not know,
 // only its output buffer counts.
-func coreHeld(ctx context.Context, ep Endpoint, c CaseSpec, parsed func(name string) (uint64, bool)) (Held, error) {
-	h := Held{Source: "core NATS: the messages the server queued for the case's subscriber connections (connz out_msgs) that their clients had not parsed yet (nats.go InMsgs on that connection): " +
+func coreHeld(ctx context.Context, ep driver.Endpoint, c driver.CaseSpec, parsed func(name string) (uint64, bool)) (driver.Held, error) {
+	h := driver.Held{Source: "core NATS: the messages the server queued for the case's subscriber connections (connz out_msgs) that their clients had not parsed yet (nats.go InMsgs on that connection): " +
 		"in the server's output buffer, the kernels' socket buffers or on the link; in_sockets: at least this many of them had left the output buffer (connz pending_bytes, in whole messages, still counts a write under way)"}
 	conns, err := connz(ctx, ep)
 	if err != nil {
@@ -158,9 +160,9 @@ func (cn connzConn) messagesIn(n int64, size int) int64 {
 
 // connz reads every open connection of the server's /connz, page by page
 // (extra narrows the question, e.g. to one cid).
-func connz(ctx context.Context, ep Endpoint, extra ...string) ([]connzConn, error) {
+func connz(ctx context.Context, ep driver.Endpoint, extra ...string) ([]connzConn, error) {
 	dial := (&net.Dialer{}).DialContext
-	if d := ep.admin().Dialer; d != nil {
+	if d := ep.Admin().Dialer; d != nil {
 		dial = d.DialContext
 	}
 	tr := &http.Transport{DialContext: dial, DisableKeepAlives: true}

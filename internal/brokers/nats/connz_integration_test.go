@@ -1,10 +1,8 @@
-package driver_test
+package nats_test
 
 import (
 	"context"
-	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,108 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/driver"
+	"pslab/internal/driver/drivertest"
 	"pslab/internal/scenario"
 )
-
-// stallDialer dials on the host network and can stop the reading of the
-// connections it made (stallFrom): a subscriber that stops taking what
-// the server sends, as one behind a slow link does, so that the server
-// queues what it owes in that connection's output buffer.
-type stallDialer struct {
-	mu      sync.Mutex
-	conns   []*stallConn
-	release chan struct{}
-}
-
-type stallConn struct {
-	net.Conn
-	stalled atomic.Bool // reads wait for release
-	release <-chan struct{}
-
-	wmu      sync.Mutex
-	wstalled bool   // writes are held back (as in a socket behind a stalled link)
-	held     []byte // what they wrote meanwhile
-}
-
-func (c *stallConn) Read(p []byte) (int, error) {
-	if c.stalled.Load() {
-		<-c.release
-	}
-	return c.Conn.Read(p)
-}
-
-func (c *stallConn) Write(p []byte) (int, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.wstalled {
-		c.held = append(c.held, p...)
-		return len(p), nil
-	}
-	return c.Conn.Write(p)
-}
-
-// resumeWrites sends what was held back, then lets writes through.
-func (c *stallConn) resumeWrites() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if !c.wstalled {
-		return nil
-	}
-	c.wstalled = false
-	_, err := c.Conn.Write(c.held)
-	c.held = nil
-	return err
-}
-
-func (d *stallDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	sc := &stallConn{Conn: c, release: d.release}
-	d.conns = append(d.conns, sc)
-	return sc, nil
-}
-
-func (d *stallDialer) count() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.conns)
-}
-
-// stallFrom stops reading on the connections made from the i-th on.
-func (d *stallDialer) stallFrom(i int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, c := range d.conns[i:] {
-		c.stalled.Store(true)
-	}
-}
-
-// stallWritesFrom holds back what the connections made from the i-th on
-// write, until resumeWrites.
-func (d *stallDialer) stallWritesFrom(i int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, c := range d.conns[i:] {
-		c.wmu.Lock()
-		c.wstalled = true
-		c.wmu.Unlock()
-	}
-}
-
-func (d *stallDialer) resumeWrites() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, c := range d.conns {
-		if err := c.resumeWrites(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // TestCoreHeldCountsServerOutputBuffers: two core NATS cases, each with a
 // subscriber that stopped reading, are sent 10 MB and 25 MB of 5 KB
@@ -127,31 +26,31 @@ func (d *stallDialer) resumeWrites() error {
 func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
 	_, ep := startNATSChild(t)
 	require.NotEmpty(t, ep.MonitorURL, "the child nats-server has a monitoring endpoint")
-	dialer := &stallDialer{release: make(chan struct{})}
+	dialer := drivertest.NewStallDialer()
 	ep.Dialer = dialer
 	d := newNATSDriver(t, ep)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	const size = 5120
-	f := natsFactors(scenario.NonDurable, scenario.NonPersistent)
+	f := drivertest.Factors(scenario.NonDurable, scenario.NonPersistent)
 	f.Size = size
 	cases := []struct {
 		spec driver.CaseSpec
 		sent int
 	}{
-		{driver.CaseSpec{Prefix: testPrefix(), Factors: f}, 2000},
-		{driver.CaseSpec{Prefix: testPrefix(), Factors: f}, 5000},
+		{driver.CaseSpec{Prefix: drivertest.TestPrefix(), Factors: f}, 2000},
+		{driver.CaseSpec{Prefix: drivertest.TestPrefix(), Factors: f}, 5000},
 	}
-	mark := dialer.count()
+	mark := dialer.Count()
 	delivered := make([]atomic.Int64, len(cases))
 	for i, c := range cases {
 		s, err := d.Subscriber(ctx, driver.SubSpec{Case: c.spec}, func(driver.Delivery) { delivered[i].Add(1) })
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 	}
-	dialer.stallFrom(mark)
-	t.Cleanup(func() { close(dialer.release) }) // before the subscribers close (cleanups run last first)
+	dialer.StallFrom(mark)
+	t.Cleanup(func() { dialer.Release() }) // before the subscribers close (cleanups run last first)
 	body := make([]byte, size)
 	for _, c := range cases {
 		p, err := d.Publisher(ctx, driver.PubSpec{Case: c.spec, Window: c.sent})
@@ -196,22 +95,22 @@ func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
 // Queued and Parsed, and the reason is kept.
 func TestCoreHeldCountsConnectionsTheServerClosed(t *testing.T) {
 	_, ep := startNATSChild(t)
-	dialer := &stallDialer{release: make(chan struct{})}
+	dialer := drivertest.NewStallDialer()
 	ep.Dialer = dialer
 	d := newNATSDriver(t, ep)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const size, sent = 5120, 40000 // 200 MiB: past max_pending and what the socket buffers hold
-	f := natsFactors(scenario.NonDurable, scenario.NonPersistent)
+	f := drivertest.Factors(scenario.NonDurable, scenario.NonPersistent)
 	f.Size = size
-	cs := driver.CaseSpec{Prefix: testPrefix(), Factors: f}
-	mark := dialer.count()
+	cs := driver.CaseSpec{Prefix: drivertest.TestPrefix(), Factors: f}
+	mark := dialer.Count()
 	var delivered atomic.Int64
 	s, err := d.Subscriber(ctx, driver.SubSpec{Case: cs}, func(driver.Delivery) { delivered.Add(1) })
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	dialer.stallFrom(mark)
-	t.Cleanup(func() { close(dialer.release) }) // before the subscriber closes
+	dialer.StallFrom(mark)
+	t.Cleanup(func() { dialer.Release() }) // before the subscriber closes
 	p, err := d.Publisher(ctx, driver.PubSpec{Case: cs, Window: sent})
 	require.NoError(t, err)
 	body := make([]byte, size)
@@ -249,19 +148,19 @@ func TestPublisherUnreceivedCountsSendsNotAtTheServer(t *testing.T) {
 	_, ep := startNATSChild(t)
 	for _, del := range []scenario.Delivery{scenario.NonPersistent, scenario.Persistent} {
 		t.Run(string(del), func(t *testing.T) {
-			dialer := &stallDialer{release: make(chan struct{})}
+			dialer := drivertest.NewStallDialer()
 			ep := ep
 			ep.Dialer = dialer
 			d := newNATSDriver(t, ep)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cs := driver.CaseSpec{Prefix: testPrefix(), Factors: natsFactors(scenario.NonDurable, del)}
+			cs := driver.CaseSpec{Prefix: drivertest.TestPrefix(), Factors: drivertest.Factors(scenario.NonDurable, del)}
 			require.NoError(t, d.Prepare(ctx, cs))
-			mark := dialer.count()
+			mark := dialer.Count()
 			p, err := d.Publisher(ctx, driver.PubSpec{Case: cs, Window: 1000})
 			require.NoError(t, err)
 			defer p.Close()
-			dialer.stallWritesFrom(mark)
+			dialer.StallWritesFrom(mark)
 			const sent = 300
 			for range sent {
 				require.NoError(t, p.Publish(ctx, driver.Message{Body: make([]byte, 100), Sel: -1}))
@@ -271,7 +170,7 @@ func TestPublisherUnreceivedCountsSendsNotAtTheServer(t *testing.T) {
 			n, err := ur.Unreceived(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, int64(sent), n, "nothing reached the server")
-			require.NoError(t, dialer.resumeWrites())
+			require.NoError(t, dialer.ResumeWrites())
 			require.NoError(t, p.Flush(ctx))
 			n, err = ur.Unreceived(ctx)
 			require.NoError(t, err)
@@ -294,7 +193,7 @@ func TestJetStreamSubscriberPullsItsWindow(t *testing.T) {
 		t.Run(strconv.Itoa(tc.window), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cs := driver.CaseSpec{Prefix: testPrefix(), Factors: natsFactors(scenario.Durable, scenario.Persistent)}
+			cs := driver.CaseSpec{Prefix: drivertest.TestPrefix(), Factors: drivertest.Factors(scenario.Durable, scenario.Persistent)}
 			require.NoError(t, d.Prepare(ctx, cs))
 			stuck := make(chan struct{})
 			s, err := d.Subscriber(ctx, driver.SubSpec{Case: cs, DurableName: "w", Window: tc.window}, func(driver.Delivery) { <-stuck })

@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"context"
@@ -10,6 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"pslab/internal/driver"
+	"pslab/internal/driver/drivertest"
+	"pslab/internal/scenario"
 )
 
 // TestPendingMessagesCountsWholeFrames: pending bytes become whole MSG
@@ -52,8 +56,8 @@ func TestPendingMessagesCountsWholeFrames(t *testing.T) {
 // Parsed. A closed connection its client replaced counts in
 // ReplacedReasons.
 func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
-	c := CaseSpec{Prefix: "pslab-test-c01-r1", Factors: baseFactors()}
-	other := CaseSpec{Prefix: "pslab-test-c02-r1", Factors: baseFactors()}
+	c := driver.CaseSpec{Prefix: "pslab-test-c01-r1", Factors: drivertest.Factors(scenario.NonDurable, scenario.NonPersistent)}
+	other := driver.CaseSpec{Prefix: "pslab-test-c02-r1", Factors: drivertest.Factors(scenario.NonDurable, scenario.NonPersistent)}
 	subj := subject(c.Prefix, 0, -1)
 	frame := int64(len("MSG "+subj+" 1 100\r\n") + 100 + 2)
 	conn := func(cid uint64, name string, queued, frames int64) connzConn {
@@ -95,7 +99,7 @@ func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"total": len(list), "connections": list[off:end]})
 	}))
 	defer srv.Close()
-	h, err := coreHeld(context.Background(), Endpoint{MonitorURL: srv.URL}, c, parsed)
+	h, err := coreHeld(context.Background(), driver.Endpoint{MonitorURL: srv.URL}, c, parsed)
 	require.NoError(t, err)
 	assert.Equal(t, int64(11*(0+1+2)+40), h.Backlog, "subscriber 3's connection is closed: nothing of it on its way")
 	assert.Equal(t, int64(0+1+2), h.InSockets, "what is on its way beyond the output buffers")
@@ -109,6 +113,6 @@ func TestCoreHeldReadsTheCaseConnections(t *testing.T) {
 	assert.Contains(t, h.Source, "1 connection(s) without an open subscriber")
 
 	srv.Close()
-	_, err = coreHeld(context.Background(), Endpoint{MonitorURL: srv.URL}, c, parsed)
+	_, err = coreHeld(context.Background(), driver.Endpoint{MonitorURL: srv.URL}, c, parsed)
 	assert.Error(t, err, "an unreachable monitoring endpoint is an error, not zero held")
 }

@@ -1,7 +1,10 @@
-// Package nats registers NATS (core and JetStream, pslab's embedded
-// nats-server run as a child process) with the broker registry. The
-// process lives in internal/broker (nats.go), the driver in
-// internal/driver (nats*.go); this package wires them into a descriptor.
+// Package nats is NATS (core and JetStream) in pslab: the embedded
+// nats-server run as a child process (server.go, child.go), the driver
+// over nats.go (driver.go, client.go, pub.go, reconnect.go), what the
+// server holds for a case (held.go, connz.go), the filter mapping
+// (filter.go), the access probe and login (probe.go), the clean-up of
+// stores (leftovers.go), and the descriptor that registers it all with
+// the broker registry (this file).
 package nats
 
 import (
@@ -14,9 +17,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
 	"pslab/internal/driver"
+	"pslab/internal/record"
 )
 
 // Name is the broker's name in scenarios, flags and records.
@@ -29,16 +35,17 @@ func Descriptor() brokers.Descriptor {
 	return brokers.Descriptor{
 		Name:    Name,
 		Summary: "NATS core and JetStream (embedded nats-server)",
+		Version: server.VERSION + " (embedded)",
 		NewBroker: func(context.Context, string, io.Writer) (broker.Broker, error) {
-			return broker.NewNATS(broker.NATSConfig{}), nil
+			return NewServer(ServerConfig{}), nil
 		},
 		NewDriver: func(ctx context.Context, ep driver.Endpoint) (driver.Driver, error) {
-			return driver.NewNATS(ctx, ep)
+			return NewDriver(ctx, ep)
 		},
-		Supports:     (&driver.NATS{}).Supports,
-		Capabilities: brokers.Capabilities{FilterRefusals: driver.NATSFilterRefusals},
+		Supports:     (&Driver{}).Supports,
+		Capabilities: brokers.Capabilities{FilterRefusals: FilterRefusals},
 		Schemes:      []string{"nats"},
-		Probe:        broker.NATSOpen,
+		Probe:        openAccess,
 		Install: func(_ context.Context, out, _ io.Writer) error {
 			fmt.Fprintln(out, "nats: embedded in pslab, nothing to install")
 			return nil
@@ -48,6 +55,16 @@ func Descriptor() brokers.Descriptor {
 		Doctor: func(context.Context) []brokers.Check {
 			return []brokers.Check{{Status: "ok", What: Name, Detail: "embedded nats-server, nothing to install"}}
 		},
+		Login:     login,
+		MaxConns:  MaxConn,
+		Leftovers: leftovers,
+		// docker-compose.yml: the nats service owns the namespace that the
+		// artemis service joins; docker/nats/nats.conf opens the
+		// monitoring port.
+		Container: &brokers.Container{Name: "pslab-nats", Scheme: "nats", Port: 4222, Query: "monitor=8222",
+			UserVar: "NATS_USER", PassVar: "NATS_PASSWORD", OwnsNamespace: true},
+		Caveats: []record.Caveat{{Broker: Name, Mechanism: selectorAsSubject,
+			Text: "NATS has no message selectors: on NATS a \"selector\" is subject routing (the publisher puts the selector value in the subject, the subscriber subscribes to the subjects of its values), so the broker has no matching step to pay for. The selector claims measure routing there, not filtering."}},
 	}
 }
 
@@ -80,7 +97,7 @@ func start(_ context.Context, out, _ io.Writer) error {
 	if st, err := readState(); err == nil && broker.ProcessAlive(st.PID) {
 		return fmt.Errorf("%s is already running (pid %d, %s); stop it first with `pslab broker stop %s`", Name, st.PID, st.URL, Name)
 	}
-	b := broker.NewNATS(broker.NATSConfig{Port: 4222, MonitorPort: 8222, Detached: true})
+	b := NewServer(ServerConfig{Port: 4222, MonitorPort: 8222, Detached: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ep, err := b.Start(ctx, broker.LoopbackHost{})

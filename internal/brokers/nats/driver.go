@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
-// NATS drives NATS core and JetStream (nats.go). Mapping (DESIGN.md):
+// Driver drives NATS core and JetStream (nats.go). Mapping (DESIGN.md):
 // non-durable + non-persistent + auto ack is a core subscription; everything
 // else goes through a JetStream stream per case (file storage when
 // persistent, memory when not) with a durable consumer per durable
 // subscriber or an ephemeral consumer otherwise.
-type NATS struct {
-	ep    Endpoint
+type Driver struct {
+	ep    driver.Endpoint
 	admin *nats.Conn
 	js    jetstream.JetStream
 	// corePendingMsgs, when positive, is the pending limit (messages) of
@@ -38,9 +39,9 @@ type NATS struct {
 	core coreSubscribers
 }
 
-// NewNATS connects the driver's admin connection to ep.
-func NewNATS(ctx context.Context, ep Endpoint) (*NATS, error) {
-	nc, err := natsConnect(ctx, ep.admin(), "pslab-admin", nil)
+// NewDriver connects the driver's admin connection to ep.
+func NewDriver(ctx context.Context, ep driver.Endpoint) (*Driver, error) {
+	nc, err := natsConnect(ctx, ep.Admin(), "pslab-admin", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -52,23 +53,23 @@ func NewNATS(ctx context.Context, ep Endpoint) (*NATS, error) {
 		nc.Close()
 		return nil, err
 	}
-	return &NATS{ep: ep, admin: nc, js: js}, nil
+	return &Driver{ep: ep, admin: nc, js: js}, nil
 }
 
 // Name implements Driver.
-func (d *NATS) Name() string { return "nats" }
+func (d *Driver) Name() string { return Name }
 
 // Supports implements Driver: every factor combination of Gaddah & Kunz
 // has a NATS mapping; of the filter kinds only subject filters do.
-func (d *NATS) Supports(f scenario.Factors) error {
-	if why := NATSFilterRefusals.Check(f); why != "" {
-		return fmt.Errorf("nats: %s: %w", why, ErrUnsupported)
+func (d *Driver) Supports(f scenario.Factors) error {
+	if why := FilterRefusals.Check(f); why != "" {
+		return fmt.Errorf("nats: %s: %w", why, driver.ErrUnsupported)
 	}
 	return nil
 }
 
 // FilterMechanism implements FilterMechanism.
-func (d *NATS) FilterMechanism(f scenario.Factors) string { return natsFilterMechanism(f) }
+func (d *Driver) FilterMechanism(f scenario.Factors) string { return natsFilterMechanism(f) }
 
 // usesCore tells whether a case runs on core NATS (no JetStream).
 func usesCore(f scenario.Factors) bool {
@@ -77,10 +78,10 @@ func usesCore(f scenario.Factors) bool {
 
 // TCPBounded implements TCPBounder: core NATS forwards or drops, it holds
 // no publisher backlog a window would protect.
-func (d *NATS) TCPBounded(f scenario.Factors) bool { return usesCore(f) }
+func (d *Driver) TCPBounded(f scenario.Factors) bool { return usesCore(f) }
 
 // Mechanism implements Driver.
-func (d *NATS) Mechanism(f scenario.Factors) string {
+func (d *Driver) Mechanism(f scenario.Factors) string {
 	var parts []string
 	if usesCore(f) {
 		parts = append(parts, "core NATS subscription (at-most-once, no broker acks; AUTO ack has nothing to acknowledge)",
@@ -112,7 +113,7 @@ func (d *NATS) Mechanism(f scenario.Factors) string {
 		}
 	}
 	if f.Selector {
-		parts = append(parts, fmt.Sprintf("selector as subject per value: subscriber takes %d subjects", scenario.SelectorSpan))
+		parts = append(parts, fmt.Sprintf(selectorAsSubject+" per value: subscriber takes %d subjects", scenario.SelectorSpan))
 	}
 	if f.Filtered() {
 		parts = append(parts, natsFilterMechanism(f))
@@ -151,7 +152,7 @@ func subject(prefix string, topic, sel int) string {
 }
 
 // Prepare implements Driver: creates the case's stream unless it is core.
-func (d *NATS) Prepare(ctx context.Context, c CaseSpec) error {
+func (d *Driver) Prepare(ctx context.Context, c driver.CaseSpec) error {
 	if usesCore(c.Factors) {
 		return nil
 	}
@@ -174,7 +175,7 @@ func (d *NATS) Prepare(ctx context.Context, c CaseSpec) error {
 }
 
 // streamConfig is the JetStream stream of a case.
-func streamConfig(c CaseSpec) jetstream.StreamConfig {
+func streamConfig(c driver.CaseSpec) jetstream.StreamConfig {
 	storage := jetstream.MemoryStorage
 	if c.Factors.Delivery == scenario.Persistent {
 		storage = jetstream.FileStorage
@@ -191,7 +192,7 @@ func streamConfig(c CaseSpec) jetstream.StreamConfig {
 
 // Purge implements Driver: deletes every stream whose name has the prefix
 // (their consumers, durable ones included, go with them).
-func (d *NATS) Purge(ctx context.Context, prefix string) error {
+func (d *Driver) Purge(ctx context.Context, prefix string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*adminTimeout)
 	defer cancel()
 	names := d.js.StreamNames(ctx)
@@ -213,7 +214,7 @@ func (d *NATS) Purge(ctx context.Context, prefix string) error {
 }
 
 // Close implements Driver.
-func (d *NATS) Close() error {
+func (d *Driver) Close() error {
 	d.admin.Close()
 	return nil
 }
@@ -223,7 +224,7 @@ func (d *NATS) Close() error {
 // set up it dials with the set-up's context, and a cancellation closes the
 // socket of a handshake under way; reconnects later dial without it.
 type natsDialer struct {
-	d Dialer
+	d driver.Dialer
 	w *natsWatch
 
 	mu   sync.Mutex
@@ -276,7 +277,7 @@ func (n *natsDialer) setUp(ctx context.Context) (done func() bool) {
 func (w *natsWatch) abort(nc *nats.Conn) {
 	w.closing.Store(true)
 	if c := w.sock.Load(); c != nil {
-		resetOnClose(*c)
+		driver.ResetOnClose(*c)
 		_ = (*c).Close()
 	}
 	nc.Close()
@@ -285,12 +286,12 @@ func (w *natsWatch) abort(nc *nats.Conn) {
 // natsConnect connects to ep. nats.go reconnects by itself, forever, with
 // a back-off from reconnectMin to reconnectMax; w (if not nil) records the
 // connection's outages.
-func natsConnect(ctx context.Context, ep Endpoint, name string, w *natsWatch, extra ...nats.Option) (*nats.Conn, error) {
+func natsConnect(ctx context.Context, ep driver.Endpoint, name string, w *natsWatch, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.CustomReconnectDelay(func(attempts int) time.Duration {
-			return min(reconnectMin<<min(max(attempts-1, 0), 4), reconnectMax)
+			return min(driver.ReconnectMin<<min(max(attempts-1, 0), 4), driver.ReconnectMax)
 		}),
 		nats.Timeout(10 * time.Second),
 		// A write blocked this long means the link is gone (an emulated
@@ -347,3 +348,7 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// selectorAsSubject begins the mechanism of a selector case (the report's
+// caveat finds these records by it).
+const selectorAsSubject = "selector as subject"

@@ -1,6 +1,8 @@
-package driver
+package nats
 
-// SetNATSCorePendingLimit sets the pending limit (messages) of the core
+import "pslab/internal/driver"
+
+// SetCorePendingLimit sets the pending limit (messages) of the core
 // subscriptions d opens from now on, so a test's slow consumer makes
 // nats.go drop messages soon.
-func SetNATSCorePendingLimit(d Driver, msgs int) { d.(*NATS).corePendingMsgs = msgs }
+func SetCorePendingLimit(d driver.Driver, msgs int) { d.(*Driver).corePendingMsgs = msgs }

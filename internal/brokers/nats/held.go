@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"pslab/internal/driver"
 )
 
 // Held implements HeldReporter. Core NATS keeps no backlog, but what the
@@ -15,14 +17,14 @@ import (
 // count, coreHeld); a
 // JetStream case holds, per consumer of its stream, NumPending (not yet
 // delivered) plus NumAckPending (delivered, not yet acknowledged).
-func (d *NATS) Held(ctx context.Context, c CaseSpec) (Held, error) {
+func (d *Driver) Held(ctx context.Context, c driver.CaseSpec) (driver.Held, error) {
 	if usesCore(c.Factors) {
 		if d.ep.MonitorURL == "" {
-			return Held{Source: "core NATS keeps no backlog; the server's output buffers are not counted (no monitoring endpoint)"}, nil
+			return driver.Held{Source: "core NATS keeps no backlog; the server's output buffers are not counted (no monitoring endpoint)"}, nil
 		}
 		return coreHeld(ctx, d.ep, c, d.core.parsed)
 	}
-	h := Held{Source: "JetStream consumers: num_pending + num_ack_pending"}
+	h := driver.Held{Source: "JetStream consumers: num_pending + num_ack_pending"}
 	st, err := d.js.Stream(ctx, streamName(c.Prefix))
 	if err != nil {
 		return h, fmt.Errorf("stream %s: %w", c.Prefix, err)
@@ -73,8 +75,8 @@ func (l *liveConsumers) has(name string) bool {
 
 // ClientHeld implements ClientHeldReporter for core subscriptions: the
 // library's pending messages and those it dropped as a slow consumer.
-func (s *natsSubscriber) ClientHeld() ClientHeld {
-	var h ClientHeld
+func (s *natsSubscriber) ClientHeld() driver.ClientHeld {
+	var h driver.ClientHeld
 	for _, ns := range s.subs {
 		if n, _, err := ns.Pending(); err == nil {
 			h.Pending += int64(n)

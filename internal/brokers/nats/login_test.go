@@ -1,4 +1,4 @@
-package broker
+package nats
 
 import (
 	"context"
@@ -7,29 +7,31 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"pslab/internal/broker"
 )
 
 // TestCheckLoginFindsAWrongPassword: the pre-run check of --url logs in
 // (before, it only dialled, and a wrong password failed the first case).
 func TestCheckLoginFindsAWrongPassword(t *testing.T) {
-	n := NewNATS(NATSConfig{StoreDir: t.TempDir()})
-	ep, err := n.Start(context.Background(), LoopbackHost{})
+	n := NewServer(ServerConfig{StoreDir: t.TempDir()})
+	ep, err := n.Start(context.Background(), broker.LoopbackHost{})
 	require.NoError(t, err)
 	defer n.Stop(context.Background())
 	u, err := url.Parse(ep.URL)
 	require.NoError(t, err)
 	u.User = url.UserPassword(ep.User, ep.Password)
-	good, err := NewExternal("nats", u.String())
+	good, err := broker.NewExternal("nats", u.String())
 	require.NoError(t, err)
-	assert.NoError(t, good.CheckLogin(context.Background()))
+	assert.NoError(t, good.CheckLogin(context.Background(), login))
 	u.User = url.UserPassword(ep.User, "wrong-"+ep.Password)
-	bad, err := NewExternal("nats", u.String())
+	bad, err := broker.NewExternal("nats", u.String())
 	require.NoError(t, err)
-	err = bad.CheckLogin(context.Background())
+	err = bad.CheckLogin(context.Background(), login)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "login")
 	u.User = nil
-	none, err := NewExternal("nats", u.String())
+	none, err := broker.NewExternal("nats", u.String())
 	require.NoError(t, err)
-	assert.Error(t, none.CheckLogin(context.Background()), "no credentials where some are required")
+	assert.Error(t, none.CheckLogin(context.Background(), login), "no credentials where some are required")
 }

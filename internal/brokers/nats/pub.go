@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
@@ -63,7 +64,7 @@ type natsPublisher struct {
 	confirmed uint64
 	// JetStream: sends handed to connection jsGen (natsWatch.conns).
 	jsGen, jsHanded uint64
-	ep              Endpoint // the server's monitoring endpoint: Unreceived
+	ep              driver.Endpoint // the server's monitoring endpoint: Unreceived
 }
 
 // flushOp is one PING/PONG round trip in flight; done is closed when it
@@ -81,16 +82,16 @@ type flushOp struct {
 var errConnLost = errors.New("connection lost during flush")
 
 // Publisher implements Driver.
-func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
+func (d *Driver) Publisher(ctx context.Context, s driver.PubSpec) (driver.Publisher, error) {
 	window := s.Window
 	if window <= 0 {
-		window = UnshapedWindowOf(d, s.Case.Factors, 1)
+		window = driver.UnshapedWindowOf(d, s.Case.Factors, 1)
 	}
 	// pslab makes its subjects itself (natsSubjectFor, from sanitized
 	// names), so nats.go's check of every subject on every publish (3 % of
 	// the client's CPU on loopback) is skipped.
 	opts := []nats.Option{nats.ReconnectBufSize(-1), nats.SkipSubjectValidation()}
-	if window == TCPBoundedWindow {
+	if window == driver.TCPBoundedWindow {
 		opts = append(opts, nats.WriteBufferSize(tcpBoundedWriteBuffer(s.Case.Factors.Publishers)))
 	}
 	w := &natsWatch{}
@@ -118,10 +119,10 @@ func (d *NATS) Publisher(ctx context.Context, s PubSpec) (Publisher, error) {
 }
 
 // ConnStats implements ConnReporter.
-func (p *natsPublisher) ConnStats() ConnStats { return p.watch.log.stats() }
+func (p *natsPublisher) ConnStats() driver.ConnStats { return p.watch.log.Stats() }
 
 // natsPubSubjects lists a publisher's subjects by topic and value.
-func natsPubSubjects(s PubSpec) [][]string {
+func natsPubSubjects(s driver.PubSpec) [][]string {
 	f := s.Case.Factors
 	topics := []int{s.Topic}
 	if f.TopicRoundRobin {
@@ -145,7 +146,7 @@ func natsPubSubjects(s PubSpec) [][]string {
 	return out
 }
 
-func (p *natsPublisher) Publish(ctx context.Context, m Message) error {
+func (p *natsPublisher) Publish(ctx context.Context, m driver.Message) error {
 	ti := 0
 	if p.allTopic {
 		ti = m.Topic
@@ -218,7 +219,7 @@ func (p *natsPublisher) publishCore(ctx context.Context, subj string, body []byt
 // had not confirmed is in doubt.
 func (p *natsPublisher) sync() {
 	if g := p.watch.conns(); g != p.gen {
-		p.watch.log.addInDoubt(int64(p.handed - p.confirmed))
+		p.watch.log.AddInDoubt(int64(p.handed - p.confirmed))
 		p.gen, p.handed, p.confirmed = g, 0, 0
 		for _, op := range p.flushes { // their PONGs can confirm nothing now
 			op.cancel()
@@ -362,7 +363,7 @@ func (p *natsPublisher) awaitOldest(ctx context.Context) error {
 	case <-f.Ok():
 	case err := <-f.Err():
 		p.pending = p.pending[1:]
-		p.watch.log.addInDoubt(1)
+		p.watch.log.AddInDoubt(1)
 		if !errors.Is(err, nats.ErrDisconnected) {
 			return fmt.Errorf("publish not acknowledged: %w", err)
 		}

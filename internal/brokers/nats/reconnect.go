@@ -1,4 +1,4 @@
-package driver
+package nats
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"pslab/internal/driver"
 )
 
 // natsWatch records the outages of one nats.go connection: lost when the
@@ -16,7 +18,7 @@ import (
 // (nats.go has then re-sent the core subscriptions), or, when onReconnect
 // is set, when its owner says it is subscribed again.
 type natsWatch struct {
-	log     connLog
+	log     driver.ConnTracker
 	closing atomic.Bool              // set before Close: its disconnect is no outage
 	sock    atomic.Pointer[net.Conn] // the socket nats.go dialed last
 	dials   atomic.Uint64            // sockets dialed so far (see conns)
@@ -39,7 +41,7 @@ func (w *natsWatch) options() []nats.Option {
 	return []nats.Option{
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if !w.closing.Load() {
-				w.log.lost(time.Now(), err)
+				w.log.Lost(time.Now(), err)
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
@@ -49,7 +51,7 @@ func (w *natsWatch) options() []nats.Option {
 			case w.onReconnect != nil:
 				w.onReconnect()
 			default:
-				w.log.restored(time.Now())
+				w.log.Restored(time.Now())
 			}
 		}),
 	}
@@ -78,10 +80,10 @@ func (s *natsSubscriber) resubscribeLoop() {
 		for n := 0; ; n++ {
 			err := s.ensureConsumer(ctx)
 			if err == nil {
-				s.watch.log.restored(time.Now())
+				s.watch.log.Restored(time.Now())
 				break
 			}
-			if !backoff(ctx, s.stop, n) {
+			if !driver.Backoff(ctx, s.stop, n) {
 				return
 			}
 		}

@@ -1,18 +1,22 @@
-package driver_test
+package nats_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"pslab/internal/broker"
+	"pslab/internal/brokers/nats"
 	"pslab/internal/driver"
+	"pslab/internal/driver/drivertest"
 	"pslab/internal/scenario"
 )
 
 // startRestartableNATS starts the embedded nats-server child on loopback
 // and the driver for it.
-func startRestartableNATS(t *testing.T) (*broker.NATS, driver.Driver) {
+func startRestartableNATS(t *testing.T) (*nats.Server, driver.Driver) {
 	t.Helper()
 	b, ep := startNATSChild(t)
 	return b, newNATSDriver(t, ep)
@@ -20,14 +24,14 @@ func startRestartableNATS(t *testing.T) (*broker.NATS, driver.Driver) {
 
 // startNATSChild starts the embedded nats-server child on loopback (skipped
 // in -short mode), stopped when the test ends.
-func startNATSChild(t *testing.T) (*broker.NATS, driver.Endpoint) {
+func startNATSChild(t *testing.T) (*nats.Server, driver.Endpoint) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test (a nats-server child) skipped in -short mode")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := broker.NewNATS(broker.NATSConfig{StoreDir: t.TempDir()})
+	b := nats.NewServer(nats.ServerConfig{StoreDir: t.TempDir()})
 	ep, err := b.Start(ctx, broker.LoopbackHost{})
 	if err != nil {
 		t.Fatal(err)
@@ -37,11 +41,11 @@ func startNATSChild(t *testing.T) (*broker.NATS, driver.Endpoint) {
 }
 
 // newNATSDriver opens the NATS driver for ep, closed when the test ends.
-func newNATSDriver(t *testing.T, ep driver.Endpoint) *driver.NATS {
+func newNATSDriver(t *testing.T, ep driver.Endpoint) *nats.Driver {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := driver.NewNATS(ctx, ep)
+	d, err := nats.NewDriver(ctx, ep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,29 +53,52 @@ func newNATSDriver(t *testing.T, ep driver.Endpoint) *driver.NATS {
 	return d
 }
 
-func natsFactors(sub scenario.Subscription, del scenario.Delivery) scenario.Factors {
-	return scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne,
-		Subscription: sub, Delivery: del, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 100}
-}
-
 func TestNATSBrokerRestart(t *testing.T) {
 	b, d := startRestartableNATS(t)
 	t.Run("JetStreamDurablePersistent", func(t *testing.T) {
-		restartCase{d: d, b: b, factors: natsFactors(scenario.Durable, scenario.Persistent), lossless: true}.run(t)
+		drivertest.RestartCase{D: d, B: b, Factors: drivertest.Factors(scenario.Durable, scenario.Persistent), Lossless: true}.Run(t)
 	})
 	t.Run("CoreNonDurable", func(t *testing.T) {
-		restartCase{d: d, b: b, factors: natsFactors(scenario.NonDurable, scenario.NonPersistent)}.run(t)
+		drivertest.RestartCase{D: d, B: b, Factors: drivertest.Factors(scenario.NonDurable, scenario.NonPersistent)}.Run(t)
 	})
 	t.Run("JetStreamMemoryDurable", func(t *testing.T) { // the stream is lost with the broker
-		restartCase{d: d, b: b, factors: natsFactors(scenario.Durable, scenario.NonPersistent)}.run(t)
+		drivertest.RestartCase{D: d, B: b, Factors: drivertest.Factors(scenario.Durable, scenario.NonPersistent)}.Run(t)
 	})
 	t.Run("JetStreamEphemeralPersistent", func(t *testing.T) {
-		restartCase{d: d, b: b, factors: natsFactors(scenario.NonDurable, scenario.Persistent)}.run(t)
+		drivertest.RestartCase{D: d, B: b, Factors: drivertest.Factors(scenario.NonDurable, scenario.Persistent)}.Run(t)
 	})
 	t.Run("CloseDuringOutage", func(t *testing.T) {
-		closeDuringOutage(t, d, b, natsFactors(scenario.Durable, scenario.Persistent))
+		drivertest.CloseDuringOutage(t, d, b, drivertest.Factors(scenario.Durable, scenario.Persistent))
 	})
 	t.Run("CoreCloseDuringOutage", func(t *testing.T) {
-		closeDuringOutage(t, d, b, natsFactors(scenario.NonDurable, scenario.NonPersistent))
+		drivertest.CloseDuringOutage(t, d, b, drivertest.Factors(scenario.NonDurable, scenario.NonPersistent))
 	})
+}
+
+func TestNATSAbort(t *testing.T) {
+	_, d := startRestartableNATS(t)
+	drivertest.AbortKeepsDurable(t, d, drivertest.Factors(scenario.Durable, scenario.Persistent))
+}
+
+// TestDurableBacklogIsNotLostNATS: a durable JetStream consumer keeps what
+// its subscriber has not taken yet.
+func TestDurableBacklogIsNotLostNATS(t *testing.T) {
+	_, d := startRestartableNATS(t)
+	res := drivertest.RunOutrun(t, drivertest.SlowDriver{Driver: d, Pause: time.Millisecond}, drivertest.OutrunCase(scenario.Durable), drivertest.TestPrefix())
+	assert.Zero(t, res.Counts.Lost, "a durable subscription loses nothing")
+	assert.Positive(t, res.Counts.Backlog)
+}
+
+// TestCoreSlowConsumerLoses: core NATS holds nothing; with a pending limit
+// of 200 messages nats.go drops what a slow subscriber cannot take, and
+// those count as lost, not as backlog.
+func TestCoreSlowConsumerLoses(t *testing.T) {
+	_, d := startRestartableNATS(t)
+	nats.SetCorePendingLimit(d, 200)
+	res := drivertest.RunOutrun(t, drivertest.SlowDriver{Driver: d, Pause: time.Millisecond}, drivertest.OutrunCase(scenario.NonDurable), drivertest.TestPrefix())
+	n := res.Counts
+	assert.Zero(t, n.Backlog, "core NATS holds nothing")
+	assert.Positive(t, n.Dropped, "nats.go dropped messages as a slow consumer")
+	assert.GreaterOrEqual(t, n.Lost, n.Dropped, "what was dropped is lost")
+	assert.LessOrEqual(t, n.InFlight, int64(200), "in flight is at most the client's pending limit")
 }

@@ -1,4 +1,4 @@
-package broker
+package nats
 
 import (
 	"context"
@@ -15,11 +15,12 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"pslab/internal/broker"
 	"pslab/internal/driver"
 )
 
-// NATSConfig configures the embedded nats-server child process.
-type NATSConfig struct {
+// ServerConfig configures the embedded nats-server child process.
+type ServerConfig struct {
 	// Port to listen on; 0 picks a free port on loopback, 4222 in a namespace.
 	Port int
 	// MonitorPort is the HTTP monitoring port (on the same address as the
@@ -38,19 +39,19 @@ type NATSConfig struct {
 	StartTimeout time.Duration
 }
 
-// NATS is an embedded nats-server (v2.15.2, JetStream on) that runs as a
+// Server is an embedded nats-server (v2.15.2, JetStream on) that runs as a
 // child process: pslab re-executes itself with PSLAB_CHILD=nats-server, so
 // the server can live in the broker namespace, apart from the clients.
 // It is Restartable: Kill and Restart keep its port, password and
 // JetStream store, so file-stored streams, durable consumers and their
 // messages survive (memory-stored streams do not).
-type NATS struct {
-	cfg NATSConfig
+type Server struct {
+	cfg ServerConfig
 
 	mu       sync.Mutex // guards everything below; PID is read by samplers
 	cmd      *exec.Cmd  // nil when not running
 	exited   chan struct{}
-	host     Host // set by Start, kept for Restart
+	host     broker.Host // set by Start, kept for Restart
 	addr     string
 	monitor  string // host:port of the HTTP monitoring endpoint
 	store    string // kept from Start to Stop, across Kill and Restart
@@ -58,27 +59,27 @@ type NATS struct {
 	logPath  string
 }
 
-// NewNATS returns an embedded NATS broker, not yet started.
-func NewNATS(cfg NATSConfig) *NATS { return &NATS{cfg: cfg} }
+// NewServer returns an embedded NATS broker, not yet started.
+func NewServer(cfg ServerConfig) *Server { return &Server{cfg: cfg} }
 
 // Name implements Broker.
-func (n *NATS) Name() string { return "nats" }
+func (n *Server) Name() string { return Name }
 
 // Version implements Broker.
-func (n *NATS) Version() string { return "nats-server " + server.VERSION }
+func (n *Server) Version() string { return "nats-server " + server.VERSION }
 
 // Settings implements Broker.
-func (n *NATS) Settings() map[string]string {
+func (n *Server) Settings() map[string]string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return map[string]string{"jetstream_store": n.store, "auth": "user/password (generated per start)",
 		"monitor":        "http://" + n.monitor + " (connz: what the server holds for core subscribers)",
 		"write_timeout":  "retry: a client is closed only if it takes nothing for the write deadline",
-		"write_deadline": NATSWriteDeadline.String()}
+		"write_deadline": WriteDeadline.String()}
 }
 
 // PID implements Broker. After a Restart it is the new process.
-func (n *NATS) PID() int {
+func (n *Server) PID() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cmd == nil || n.cmd.Process == nil {
@@ -89,7 +90,7 @@ func (n *NATS) PID() int {
 
 // Start implements Broker: a fresh store, a fresh password and (on
 // loopback) a free port.
-func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
+func (n *Server) Start(ctx context.Context, h broker.Host) (driver.Endpoint, error) {
 	n.mu.Lock()
 	if n.cmd != nil || n.store != "" {
 		n.mu.Unlock()
@@ -107,7 +108,7 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	}
 	parent := n.cfg.StoreDir
 	if parent == "" {
-		parent = filepath.Join(CacheDir(), "nats")
+		parent = StoreParent(broker.CacheDir())
 	}
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		n.mu.Unlock()
@@ -121,7 +122,7 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	// Who owns the store: `pslab clean` and later runs remove the stores
 	// of owners that are gone (a killed run), never a live one's.
 	_ = os.WriteFile(filepath.Join(store, StoreOwnerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
-	n.store, n.password, n.host = store, RandomSecret(), h
+	n.store, n.password, n.host = store, broker.RandomSecret(), h
 	n.addr = net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
 	n.monitor = net.JoinHostPort(h.ListenIP(), strconv.Itoa(monitorPort))
 	n.logPath = n.cfg.LogFile
@@ -140,28 +141,28 @@ func (n *NATS) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	return n.endpoint(), nil
 }
 
-func (n *NATS) endpoint() driver.Endpoint {
+func (n *Server) endpoint() driver.Endpoint {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return driver.Endpoint{URL: "nats://" + n.addr, User: "pslab", Password: n.password, Dialer: n.host.Dialer(), AdminDialer: adminDialer(n.host),
+	return driver.Endpoint{URL: "nats://" + n.addr, User: "pslab", Password: n.password, Dialer: n.host.Dialer(), AdminDialer: broker.AdminDialer(n.host),
 		MonitorURL: "http://" + n.monitor}
 }
 
 // portOn is the port to listen on for h: the configured one, else a free
 // port on loopback (tests and runs share it), else def in a namespace.
-func portOn(h Host, configured, def int) (int, error) {
+func portOn(h broker.Host, configured, def int) (int, error) {
 	if configured != 0 {
 		return configured, nil
 	}
-	if _, loop := h.(LoopbackHost); loop {
-		return freePort()
+	if _, loop := h.(broker.LoopbackHost); loop {
+		return broker.FreePort()
 	}
 	return def, nil
 }
 
 // launchLocked starts the child process on n.host with n's address, store
 // and password. Called with n.mu held.
-func (n *NATS) launchLocked() (<-chan struct{}, error) {
+func (n *Server) launchLocked() (<-chan struct{}, error) {
 	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -173,7 +174,7 @@ func (n *NATS) launchLocked() (<-chan struct{}, error) {
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(),
-		childEnv+"=nats-server",
+		broker.ChildEnv+"="+childName,
 		"PSLAB_NATS_LISTEN="+n.addr,
 		"PSLAB_NATS_MONITOR="+n.monitor,
 		"PSLAB_NATS_STORE="+n.store,
@@ -193,57 +194,45 @@ func (n *NATS) launchLocked() (<-chan struct{}, error) {
 }
 
 // waitReady waits until the server accepts TCP connections.
-func (n *NATS) waitReady(ctx context.Context, exited <-chan struct{}) error {
+func (n *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
 	timeout := n.cfg.StartTimeout
 	if timeout == 0 {
 		timeout = 15 * time.Second
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := WaitTCP(wctx, n.host.Dialer(), n.addr, exited); err != nil {
+	if err := broker.WaitTCP(wctx, n.host.Dialer(), n.addr, exited); err != nil {
 		return fmt.Errorf("nats-server at %s not ready within %s: %w (log: %s)", n.addr, timeout, err, n.logPath)
 	}
 	return nil
 }
 
 // Exited implements Watched.
-func (n *NATS) Exited() error {
+func (n *Server) Exited() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cmd == nil {
 		return nil
 	}
-	return exitedOnItsOwn("nats-server", n.cmd, n.exited, n.logPath)
-}
-
-// exitedOnItsOwn is Watched.Exited for cmd, whose reaping closes exited:
-// nil while it runs, else how it ended and the end of its log.
-func exitedOnItsOwn(what string, cmd *exec.Cmd, exited <-chan struct{}, log string) error {
-	select {
-	case <-exited:
-		return fmt.Errorf("%s (PID %d) exited on its own (%v); last output: %s (full log: %s)",
-			what, cmd.Process.Pid, cmd.ProcessState, tailFile(log, 3), log)
-	default:
-		return nil
-	}
+	return broker.ExitedOnItsOwn("nats-server", n.cmd, n.exited, n.logPath)
 }
 
 // Kill implements Restartable: SIGKILL to the server's process group, as a
 // crash; the store stays for Restart.
-func (n *NATS) Kill() error {
+func (n *Server) Kill() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cmd == nil {
 		return errors.New("nats: not running")
 	}
-	err := killProcessGroup(n.cmd.Process.Pid, n.exited)
+	err := broker.KillProcessGroup(n.cmd.Process.Pid, n.exited)
 	n.cmd = nil
 	return err
 }
 
 // Restart implements Restartable: the same address, password and store
 // (JetStream recovers its file-stored streams and consumers from it).
-func (n *NATS) Restart(ctx context.Context) error {
+func (n *Server) Restart(ctx context.Context) error {
 	n.mu.Lock()
 	if n.cmd != nil {
 		n.mu.Unlock()
@@ -262,12 +251,12 @@ func (n *NATS) Restart(ctx context.Context) error {
 }
 
 // Stop implements Broker: SIGTERM, then SIGKILL after 10 s; removes the store.
-func (n *NATS) Stop(ctx context.Context) error {
+func (n *Server) Stop(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var err error
 	if n.cmd != nil {
-		err = stopProcessGroup(ctx, n.cmd.Process.Pid, n.exited, 10*time.Second)
+		err = broker.StopProcessGroup(ctx, n.cmd.Process.Pid, n.exited, 10*time.Second)
 		n.cmd = nil
 	}
 	if n.store != "" {
@@ -275,52 +264,4 @@ func (n *NATS) Stop(ctx context.Context) error {
 		n.store = ""
 	}
 	return err
-}
-
-// killProcessGroup sends SIGKILL to the group led by pid and waits (up to
-// 10 s) until exited is closed.
-func killProcessGroup(pid int, exited <-chan struct{}) error {
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("broker process %d did not exit after SIGKILL", pid)
-	}
-}
-
-// stopProcessGroup signals the group led by pid (SIGTERM, SIGKILL after
-// grace or when ctx ends) and waits for exited. Every broker uses it.
-func stopProcessGroup(ctx context.Context, pid int, exited <-chan struct{}, grace time.Duration) error {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(grace):
-	case <-ctx.Done():
-	}
-	return killProcessGroup(pid, exited)
-}
-
-// StopDetached stops the process group led by pid, a process this one did
-// not start and so cannot wait for (a broker left running by `pslab broker
-// start` or by a killed run): as stopProcessGroup, polling until it is gone.
-func StopDetached(ctx context.Context, pid int, grace time.Duration) error {
-	exited := make(chan struct{})
-	go func() {
-		for syscall.Kill(pid, 0) == nil {
-			time.Sleep(50 * time.Millisecond)
-		}
-		close(exited)
-	}()
-	return stopProcessGroup(ctx, pid, exited, grace)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -1,4 +1,4 @@
-package broker
+package nats
 
 import (
 	"context"
@@ -10,15 +10,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"pslab/internal/broker"
 	"pslab/internal/driver"
 )
 
-func TestMain(m *testing.M) { RunTests(m) }
+func TestMain(m *testing.M) { broker.RunTests(m) }
 
-var (
-	_ Restartable = (*NATS)(nil)
-	_ Restartable = (*Artemis)(nil)
-)
+var _ broker.Restartable = (*Server)(nil)
 
 // jsConnect connects to the NATS broker at ep.
 func jsConnect(t *testing.T, ep driver.Endpoint) (*nats.Conn, jetstream.JetStream) {
@@ -42,11 +40,11 @@ func TestNATSKillRestart(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	n := NewNATS(NATSConfig{StoreDir: t.TempDir()})
+	n := NewServer(ServerConfig{StoreDir: t.TempDir()})
 	if err := n.Restart(ctx); err == nil {
 		t.Fatal("Restart before Start succeeded")
 	}
-	ep, err := n.Start(ctx, LoopbackHost{})
+	ep, err := n.Start(ctx, broker.LoopbackHost{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,42 +100,5 @@ func TestNATSKillRestart(t *testing.T) {
 	}
 	if err := n.Restart(ctx); err == nil {
 		t.Error("Restart after Stop succeeded")
-	}
-}
-
-// A killed Artemis leaves no java process; Restart runs the same instance
-// with the same endpoint.
-func TestArtemisKillRestart(t *testing.T) {
-	a := testArtemis(t)
-	ctx := context.Background()
-	if err := a.Restart(ctx); err == nil {
-		t.Fatal("Restart before Start succeeded")
-	}
-	ep, err := a.Start(ctx, LoopbackHost{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop(context.Background()) })
-	pid := a.PID()
-	if err := a.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if a.PID() != 0 {
-		t.Errorf("PID() = %d after Kill", a.PID())
-	}
-	if left := javaOf(a.InstanceDir()); len(left) > 0 {
-		t.Errorf("java processes of the instance left after Kill: %v", left)
-	}
-	if err := a.Restart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if p := a.PID(); p == 0 || p == pid {
-		t.Errorf("PID() = %d after Restart, was %d", p, pid)
-	}
-	if _, err := driver.CheckSTOMP(ctx, ep); err != nil {
-		t.Errorf("login with the first endpoint after Restart: %v", err)
-	}
-	if err := a.Stop(ctx); err != nil {
-		t.Fatal(err)
 	}
 }

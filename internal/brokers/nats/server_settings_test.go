@@ -1,4 +1,4 @@
-package broker
+package nats
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"pslab/internal/broker"
 )
 
 // TestNATSChildSettings: the child nats-server answers on its monitoring
@@ -20,10 +22,10 @@ func TestNATSChildSettings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test (a nats-server child) skipped in -short mode")
 	}
-	n := NewNATS(NATSConfig{StoreDir: t.TempDir()})
+	n := NewServer(ServerConfig{StoreDir: t.TempDir()})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ep, err := n.Start(ctx, LoopbackHost{})
+	ep, err := n.Start(ctx, broker.LoopbackHost{})
 	require.NoError(t, err)
 	defer n.Stop(context.Background())
 	require.NotEmpty(t, ep.MonitorURL)
@@ -37,7 +39,7 @@ func TestNATSChildSettings(t *testing.T) {
 		Port          int           `json:"port"`
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&varz))
-	assert.Equal(t, NATSWriteDeadline, varz.WriteDeadline)
+	assert.Equal(t, WriteDeadline, varz.WriteDeadline)
 	assert.Contains(t, ep.URL, ":"+strconv.Itoa(varz.Port), "the monitoring endpoint is this server's")
 	assert.Contains(t, n.Settings()["write_timeout"], "retry")
 }

@@ -1,6 +1,9 @@
-package driver
+package nats
 
 import (
+	"pslab/internal/driver"
+	"pslab/internal/driver/drivertest"
+	"pslab/internal/scenario"
 	"strings"
 	"testing"
 
@@ -29,8 +32,8 @@ func TestNATSRootIsShortAndPerCaseRun(t *testing.T) {
 // Every subject a publisher sends to lies inside the case's stream
 // (root.>), and a subscriber's plain subject is the publisher's.
 func TestNATSSubjectsUnderTheRoot(t *testing.T) {
-	f := baseFactors()
-	s := PubSpec{Case: CaseSpec{Prefix: "pslab-x-c01-r1", Factors: f}}
+	f := drivertest.Factors(scenario.NonDurable, scenario.NonPersistent)
+	s := driver.PubSpec{Case: driver.CaseSpec{Prefix: "pslab-x-c01-r1", Factors: f}}
 	subj := natsPubSubjects(s)[0][0]
 	assert.Equal(t, natsRoot("pslab-x-c01-r1")+".t0", subj)
 	assert.Equal(t, subj, subject("pslab-x-c01-r1", 0, -1))

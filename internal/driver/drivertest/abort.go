@@ -1,4 +1,4 @@
-package driver_test
+package drivertest
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"pslab/internal/scenario"
 )
 
-// abortKeepsDurable: an aborted durable subscriber gets nothing more, its
+// AbortKeepsDurable: an aborted durable subscriber gets nothing more, its
 // subscription stays, and a new subscriber with the same durable name and
 // client id gets what was published meanwhile; an aborted publisher's
 // confirmed sends are all there.
-func abortKeepsDurable(t *testing.T, d driver.Driver, f scenario.Factors) {
+func AbortKeepsDurable(t *testing.T, d driver.Driver, f scenario.Factors) {
 	ctx := context.Background()
-	cs := driver.CaseSpec{Prefix: testPrefix(), Factors: f}
+	cs := driver.CaseSpec{Prefix: TestPrefix(), Factors: f}
 	if err := d.Prepare(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
@@ -26,8 +26,8 @@ func abortKeepsDurable(t *testing.T, d driver.Driver, f scenario.Factors) {
 		}
 	})
 	spec := driver.SubSpec{Case: cs, DurableName: "d1", ClientID: cs.Prefix + "-c1"}
-	sink := newSeqSink()
-	sub, err := d.Subscriber(ctx, spec, sink.handle)
+	sink := NewSeqSink()
+	sub, err := d.Subscriber(ctx, spec, sink.Handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,17 +51,17 @@ func abortKeepsDurable(t *testing.T, d driver.Driver, f scenario.Factors) {
 		}
 	}
 	publish(1, 50)
-	waitFor(t, 30*time.Second, "50 messages before the abort", func() bool { return sink.count(0) >= 50 })
+	WaitFor(t, 30*time.Second, "50 messages before the abort", func() bool { return sink.Count(0) >= 50 })
 
 	a, ok := sub.(driver.Aborter)
 	if !ok {
 		t.Fatalf("%T does not implement driver.Aborter", sub)
 	}
 	a.Abort()
-	before := sink.count(0)
+	before := sink.Count(0)
 	publish(51, 100)
 	time.Sleep(300 * time.Millisecond)
-	if n := sink.count(0); n != before {
+	if n := sink.Count(0); n != before {
 		t.Errorf("%d deliveries after Abort", n-before)
 	}
 	pa, ok := pub.(driver.Aborter)
@@ -70,22 +70,11 @@ func abortKeepsDurable(t *testing.T, d driver.Driver, f scenario.Factors) {
 	}
 	pa.Abort()
 
-	again := newSeqSink()
-	sub2, err := d.Subscriber(ctx, spec, again.handle)
+	again := NewSeqSink()
+	sub2, err := d.Subscriber(ctx, spec, again.Handle)
 	if err != nil {
 		t.Fatalf("subscribing again after the abort: %v", err)
 	}
 	defer sub2.Close()
-	waitFor(t, 30*time.Second, "the 50 messages published while away", func() bool { return again.count(50) >= 50 })
-}
-
-func TestNATSAbort(t *testing.T) {
-	_, d := startRestartableNATS(t)
-	abortKeepsDurable(t, d, natsFactors(scenario.Durable, scenario.Persistent))
-}
-
-func TestArtemisAbort(t *testing.T) {
-	_, _, d := runArtemis(t)
-	abortKeepsDurable(t, d, scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne,
-		Subscription: scenario.Durable, Delivery: scenario.Persistent, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 100})
+	WaitFor(t, 30*time.Second, "the 50 messages published while away", func() bool { return again.Count(50) >= 50 })
 }

@@ -1,4 +1,4 @@
-package driver_test
+package drivertest
 
 import (
 	"context"
@@ -13,34 +13,34 @@ import (
 	"pslab/internal/scenario"
 )
 
-// Integration tests of the delivery accounting (load.Run with the real
-// drivers): a subscriber slower than its publisher leaves a backlog that a
+// The delivery accounting against a real broker (load.Run with its
+// driver): a subscriber slower than its publisher leaves a backlog that a
 // durable subscription keeps at the broker (lost 0, backlog reported), and
-// that core NATS drops (lost).
+// that a broker that holds nothing drops (lost).
 
-// slowDriver makes every subscriber's handler take pause per message, so
+// SlowDriver makes every subscriber's handler take pause per message, so
 // the publisher outruns it; the broker's answers (driver.HeldReporter)
 // pass through.
-type slowDriver struct {
+type SlowDriver struct {
 	driver.Driver
-	pause time.Duration
+	Pause time.Duration
 }
 
-func (d slowDriver) Subscriber(ctx context.Context, s driver.SubSpec, h driver.Handler) (driver.Subscriber, error) {
+func (d SlowDriver) Subscriber(ctx context.Context, s driver.SubSpec, h driver.Handler) (driver.Subscriber, error) {
 	return d.Driver.Subscriber(ctx, s, func(m driver.Delivery) {
 		h(m)
-		time.Sleep(d.pause)
+		time.Sleep(d.Pause)
 	})
 }
 
-func (d slowDriver) Held(ctx context.Context, c driver.CaseSpec) (driver.Held, error) {
+func (d SlowDriver) Held(ctx context.Context, c driver.CaseSpec) (driver.Held, error) {
 	return d.Driver.(driver.HeldReporter).Held(ctx, c)
 }
 
-// outrunCase publishes 4000 msg/s at a subscriber that takes 1 ms per
+// OutrunCase publishes 4000 msg/s at a subscriber that takes 1 ms per
 // message, for a 0.5 s warm-up and a 1 s window; the drain gets at most
 // 0.6 s, far less than the backlog needs.
-func outrunCase(sub scenario.Subscription) scenario.Case {
+func OutrunCase(sub scenario.Subscription) scenario.Case {
 	c := scenario.Defaults()
 	c.ID = "held"
 	c.Model = scenario.OneToOne
@@ -51,7 +51,9 @@ func outrunCase(sub scenario.Subscription) scenario.Case {
 	return c
 }
 
-func runOutrun(t *testing.T, d driver.Driver, c scenario.Case, prefix string) *load.Result {
+// RunOutrun runs c on d under prefix and checks that every due delivery
+// is accounted for once and that the publisher outran the subscriber.
+func RunOutrun(t *testing.T, d driver.Driver, c scenario.Case, prefix string) *load.Result {
 	t.Helper()
 	res, err := load.Run(context.Background(), load.Config{Case: c, Prefix: prefix, Driver: d, Seed: 11,
 		MaxDrain: 500 * time.Millisecond})
@@ -66,43 +68,4 @@ func runOutrun(t *testing.T, d driver.Driver, c scenario.Case, prefix string) *l
 	assert.False(t, res.DrainComplete)
 	require.NotNil(t, a.Held, a.HeldError)
 	return res
-}
-
-// TestDurableBacklogIsNotLostNATS: a durable JetStream consumer keeps what
-// its subscriber has not taken yet.
-func TestDurableBacklogIsNotLostNATS(t *testing.T) {
-	_, d := startRestartableNATS(t)
-	res := runOutrun(t, slowDriver{d, time.Millisecond}, outrunCase(scenario.Durable), testPrefix())
-	assert.Zero(t, res.Counts.Lost, "a durable subscription loses nothing")
-	assert.Positive(t, res.Counts.Backlog)
-}
-
-// TestDurableBacklogIsNotLostArtemis: the same on a durable Artemis
-// subscription queue.
-func TestDurableBacklogIsNotLostArtemis(t *testing.T) {
-	_, _, d := runArtemis(t)
-	res := runOutrun(t, slowDriver{d, time.Millisecond}, outrunCase(scenario.Durable), testPrefix())
-	assert.Zero(t, res.Counts.Lost, "a durable subscription loses nothing")
-	assert.Positive(t, res.Counts.Backlog)
-	a := res.Accounting
-	require.NotNil(t, a.Held.Routed, "Artemis counts what it put on the case's queues")
-	if a.Drain.FlushCut {
-		assert.LessOrEqual(t, *a.Held.Routed, res.Counts.Expected)
-	} else {
-		assert.Equal(t, res.Counts.Expected, *a.Held.Routed, "every confirmed send was routed to the subscription's queue")
-	}
-}
-
-// TestCoreSlowConsumerLoses: core NATS holds nothing; with a pending limit
-// of 200 messages nats.go drops what a slow subscriber cannot take, and
-// those count as lost, not as backlog.
-func TestCoreSlowConsumerLoses(t *testing.T) {
-	_, d := startRestartableNATS(t)
-	driver.SetNATSCorePendingLimit(d, 200)
-	res := runOutrun(t, slowDriver{d, time.Millisecond}, outrunCase(scenario.NonDurable), testPrefix())
-	n := res.Counts
-	assert.Zero(t, n.Backlog, "core NATS holds nothing")
-	assert.Positive(t, n.Dropped, "nats.go dropped messages as a slow consumer")
-	assert.GreaterOrEqual(t, n.Lost, n.Dropped, "what was dropped is lost")
-	assert.LessOrEqual(t, n.InFlight, int64(200), "in flight is at most the client's pending limit")
 }

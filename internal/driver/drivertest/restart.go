@@ -1,4 +1,9 @@
-package driver_test
+// Package drivertest holds the tests every broker's driver must pass
+// against a real broker, written once and called from each broker
+// package's tests: kill-and-restart with counts of what arrived, close
+// during an outage, abort keeping a durable subscription, and a
+// subscriber outrun by its publisher (lost against backlog).
+package drivertest
 
 import (
 	"context"
@@ -16,28 +21,25 @@ import (
 	"pslab/internal/scenario"
 )
 
-func TestMain(m *testing.M) { broker.RunTests(m) }
-
-// Broker restart tests: a publisher publishes sequence numbers at about
-// 200 msg/s into one subscriber while the broker is killed (SIGKILL) and
-// restarted; afterwards the test counts what arrived.
-
-// restartable is a broker the tests can kill and restart.
-type restartable interface {
+// Restartable is a broker the tests can kill and restart.
+type Restartable interface {
 	broker.Restartable
 	PID() int
 }
 
-// seqSink records the sequence numbers a subscriber received.
-type seqSink struct {
+// SeqSink records the sequence numbers (the first 8 bytes of a body, big
+// endian) a subscriber received.
+type SeqSink struct {
 	mu    sync.Mutex
 	seen  map[uint64]int
 	total int
 }
 
-func newSeqSink() *seqSink { return &seqSink{seen: map[uint64]int{}} }
+// NewSeqSink is an empty sink.
+func NewSeqSink() *SeqSink { return &SeqSink{seen: map[uint64]int{}} }
 
-func (s *seqSink) handle(d driver.Delivery) {
+// Handle is the subscriber's driver.Handler.
+func (s *SeqSink) Handle(d driver.Delivery) {
 	if len(d.Body) < 8 {
 		return
 	}
@@ -48,8 +50,8 @@ func (s *seqSink) handle(d driver.Delivery) {
 	s.mu.Unlock()
 }
 
-// count returns how many distinct sequence numbers above from arrived.
-func (s *seqSink) count(from uint64) int {
+// Count returns how many distinct sequence numbers above from arrived.
+func (s *SeqSink) Count(from uint64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -61,8 +63,8 @@ func (s *seqSink) count(from uint64) int {
 	return n
 }
 
-// missing lists the numbers 1..upTo that never arrived.
-func (s *seqSink) missing(upTo uint64) []uint64 {
+// Missing lists the numbers 1..upTo that never arrived.
+func (s *SeqSink) Missing(upTo uint64) []uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []uint64
@@ -74,8 +76,8 @@ func (s *seqSink) missing(upTo uint64) []uint64 {
 	return out
 }
 
-// waitFor polls cond every 20 ms up to limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+// WaitFor polls cond every 20 ms up to limit.
+func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {
@@ -138,80 +140,85 @@ func (r *ratePublisher) stop(t *testing.T) uint64 {
 	return r.sent.Load()
 }
 
-// restartCase is one kill-and-restart run.
-type restartCase struct {
-	d       driver.Driver
-	b       restartable
-	factors scenario.Factors
-	// lossless: durable + persistent, every confirmed send must arrive.
-	lossless bool
+// RestartCase is one kill-and-restart run of driver D on broker B: a
+// publisher publishes sequence numbers at about 200 msg/s into one
+// subscriber while the broker is killed (SIGKILL) and restarted;
+// afterwards it counts what arrived.
+type RestartCase struct {
+	D       driver.Driver
+	B       Restartable
+	Factors scenario.Factors
+	// Lossless: durable + persistent, every confirmed send must arrive.
+	Lossless bool
 }
 
-func testPrefix() string {
+// TestPrefix is a fresh case prefix.
+func TestPrefix() string {
 	var b [4]byte
 	rand.Read(b[:])
 	return "pslab-rs-" + hex.EncodeToString(b[:])
 }
 
-func (rc restartCase) run(t *testing.T) {
+// Run runs the case.
+func (rc RestartCase) Run(t *testing.T) {
 	ctx := context.Background()
-	cs := driver.CaseSpec{Prefix: testPrefix(), Factors: rc.factors}
-	if err := rc.d.Prepare(ctx, cs); err != nil {
+	cs := driver.CaseSpec{Prefix: TestPrefix(), Factors: rc.Factors}
+	if err := rc.D.Prepare(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := rc.d.Purge(context.Background(), cs.Prefix); err != nil {
+		if err := rc.D.Purge(context.Background(), cs.Prefix); err != nil {
 			t.Errorf("purge after restart: %v", err)
 		}
 	})
-	sink := newSeqSink()
-	sub, err := rc.d.Subscriber(ctx, driver.SubSpec{Case: cs, DurableName: "d1", ClientID: cs.Prefix + "-c1"}, sink.handle)
+	sink := NewSeqSink()
+	sub, err := rc.D.Subscriber(ctx, driver.SubSpec{Case: cs, DurableName: "d1", ClientID: cs.Prefix + "-c1"}, sink.Handle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := rc.d.Publisher(ctx, driver.PubSpec{Case: cs, Window: 40})
+	pub, err := rc.D.Publisher(ctx, driver.PubSpec{Case: cs, Window: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rp := startPublishing(pub)
-	waitFor(t, 30*time.Second, "100 messages before the kill", func() bool { return sink.count(0) >= 100 })
+	WaitFor(t, 30*time.Second, "100 messages before the kill", func() bool { return sink.Count(0) >= 100 })
 
-	pid0 := rc.b.PID()
+	pid0 := rc.B.PID()
 	killed := time.Now()
-	if err := rc.b.Kill(); err != nil {
+	if err := rc.B.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	atKill := rp.sent.Load()
 	time.Sleep(time.Second)
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := rc.b.Restart(rctx); err != nil {
+	if err := rc.B.Restart(rctx); err != nil {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
-	if pid1 := rc.b.PID(); pid1 == pid0 || pid1 <= 0 {
+	if pid1 := rc.B.PID(); pid1 == pid0 || pid1 <= 0 {
 		t.Errorf("PID %d after restart, was %d", pid1, pid0)
 	}
 	atRestart := rp.sent.Load()
-	waitFor(t, 60*time.Second, "100 messages published after the restart to arrive", func() bool {
-		return sink.count(atRestart) >= 100
+	WaitFor(t, 60*time.Second, "100 messages published after the restart to arrive", func() bool {
+		return sink.Count(atRestart) >= 100
 	})
 	sent := rp.stop(t)
 	ps := pub.(driver.ConnReporter).ConnStats()
-	if rc.lossless {
-		waitFor(t, 30*time.Second, "every confirmed send", func() bool {
-			return int64(len(sink.missing(sent))) <= ps.InDoubt
+	if rc.Lossless {
+		WaitFor(t, 30*time.Second, "every confirmed send", func() bool {
+			return int64(len(sink.Missing(sent))) <= ps.InDoubt
 		})
 	} else {
-		waitFor(t, 30*time.Second, "the last send", func() bool { return sink.count(sent-1) == 1 })
+		WaitFor(t, 30*time.Second, "the last send", func() bool { return sink.Count(sent-1) == 1 })
 	}
 	ss := sub.(driver.ConnReporter).ConnStats()
-	missing := sink.missing(sent)
+	missing := sink.Missing(sent)
 	t.Logf("killed after %d sends; broker down %.2f s; %d sends when restarted; %d sent in all, %d received (%d deliveries), %d missing, in doubt %d, resent %d",
-		atKill, restarted.Sub(killed).Seconds(), atRestart, sent, sink.count(0), sink.total, len(missing), ps.InDoubt, ps.Resent)
+		atKill, restarted.Sub(killed).Seconds(), atRestart, sent, sink.Count(0), sink.total, len(missing), ps.InDoubt, ps.Resent)
 	checkOutages(t, "publisher", ps, killed)
 	checkOutages(t, "subscriber", ss, killed)
-	if rc.lossless && int64(len(missing)) > ps.InDoubt {
+	if rc.Lossless && int64(len(missing)) > ps.InDoubt {
 		t.Errorf("durable+persistent lost %d confirmed sends (in doubt only %d): %v", len(missing), ps.InDoubt, head(missing))
 	}
 	if err := pub.Close(); err != nil {
@@ -245,12 +252,12 @@ func checkOutages(t *testing.T, who string, cs driver.ConnStats, killed time.Tim
 	}
 }
 
-// closeDuringOutage kills the broker with a publisher and a subscriber
+// CloseDuringOutage kills the broker with a publisher and a subscriber
 // connected and checks that closing them returns within a bound, then
 // restarts the broker.
-func closeDuringOutage(t *testing.T, d driver.Driver, b restartable, f scenario.Factors) {
+func CloseDuringOutage(t *testing.T, d driver.Driver, b Restartable, f scenario.Factors) {
 	ctx := context.Background()
-	cs := driver.CaseSpec{Prefix: testPrefix(), Factors: f}
+	cs := driver.CaseSpec{Prefix: TestPrefix(), Factors: f}
 	if err := d.Prepare(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
@@ -301,4 +308,11 @@ func closeDuringOutage(t *testing.T, d driver.Driver, b restartable, f scenario.
 			t.Errorf("%s took %s during the outage, want < %s", c.what, took, bound)
 		}
 	}
+}
+
+// Factors are the factors of a one-to-one case of 100-byte bodies with
+// subscription sub and delivery del.
+func Factors(sub scenario.Subscription, del scenario.Delivery) scenario.Factors {
+	return scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne,
+		Subscription: sub, Delivery: del, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 100}
 }
