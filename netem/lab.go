@@ -13,16 +13,6 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// Backend says how a profile is put on the link.
-type Backend string
-
-// Backends.
-const (
-	BackendNone   Backend = "none"         // unshaped: plain forwarding
-	BackendNetem  Backend = "netem"        // netem qdisc (sch_netem)
-	BackendTBFNft Backend = "tbf+nftables" // TBF rate + nftables random drop
-)
-
 // Options configure a Lab.
 type Options struct {
 	// Prefix names everything the lab makes: namespaces <prefix>-cli,

@@ -1,4 +1,4 @@
-package netem
+package linkinfo
 
 import (
 	"strings"

@@ -1,18 +1,16 @@
-package netem
+// Package linkinfo holds the plain types of the emulated link that a
+// result record carries: the profile as configured (and its YAML form),
+// the router's counters over a case, the verification of the profile.
+// It imports no netlink or nftables, so the analysis side reads records
+// without them; package netem uses these types as its own.
+package linkinfo
 
 import (
-	"embed"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 )
-
-//go:embed profiles/*.yaml
-var builtinFS embed.FS
 
 // Duplex modes.
 const (
@@ -21,7 +19,7 @@ const (
 )
 
 // DefaultQueueMs is the router queue, in milliseconds at the profile's rate,
-// used when a profile does not set queue_ms. See tbfPlan for why.
+// used when a profile does not set queue_ms. See netem's tbfPlan for why.
 const DefaultQueueMs = 500
 
 // Profile says what the emulated link does. Percentages are 0..100, times are
@@ -42,57 +40,9 @@ type Profile struct {
 	QueueMs float64 `json:"queue_ms,omitempty"`
 }
 
-// ErrUnknownProfile is returned (wrapped) by LoadProfile for a name that is
-// neither a built-in profile nor an existing file.
-var ErrUnknownProfile = errors.New("unknown profile")
-
 // ErrBadProfile is returned (wrapped) for a profile file that does not parse
 // or has bad values.
 var ErrBadProfile = errors.New("bad profile")
-
-// BuiltinProfiles lists the names of the built-in profiles, sorted.
-func BuiltinProfiles() []string {
-	entries, err := builtinFS.ReadDir("profiles")
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-// LoadProfile loads a built-in profile by name (see BuiltinProfiles) or a
-// YAML profile file by path. Errors name the file and line.
-func LoadProfile(nameOrPath string) (Profile, error) {
-	if nameOrPath == "" {
-		return Profile{}, fmt.Errorf("%w: empty name (built-in: %s)", ErrUnknownProfile, strings.Join(BuiltinProfiles(), ", "))
-	}
-	if isBuiltinName(nameOrPath) {
-		data, err := builtinFS.ReadFile("profiles/" + nameOrPath + ".yaml")
-		if err == nil {
-			return parseProfile("profiles/"+nameOrPath+".yaml", data, nameOrPath)
-		}
-	}
-	data, err := os.ReadFile(nameOrPath)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Profile{}, fmt.Errorf("%w %q: not a built-in (%s) and no such file",
-				ErrUnknownProfile, nameOrPath, strings.Join(BuiltinProfiles(), ", "))
-		}
-		return Profile{}, fmt.Errorf("%w: %v", ErrBadProfile, err)
-	}
-	base := strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
-	return parseProfile(nameOrPath, data, base)
-}
-
-func isBuiltinName(s string) bool {
-	return !strings.ContainsAny(s, `/\`) && !strings.HasSuffix(s, ".yaml") && !strings.HasSuffix(s, ".yml")
-}
 
 // Shaped reports whether the profile changes the link at all (wireline is
 // not shaped).
@@ -119,9 +69,9 @@ func (p Profile) NeedsNetem() []string {
 	return need
 }
 
-// sameLink reports whether p and q put the same impairments on the link
+// SameLink reports whether p and q put the same impairments on the link
 // (names and descriptions aside; all unshaped profiles are the same link).
-func (p Profile) sameLink(q Profile) bool {
+func (p Profile) SameLink(q Profile) bool {
 	if !p.Shaped() && !q.Shaped() {
 		return true
 	}

@@ -1,4 +1,4 @@
-package netem
+package linkinfo
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// parseProfile decodes one profile document, reporting file:line for every
-// problem. defaultName is used when the file has no name key.
-func parseProfile(file string, data []byte, defaultName string) (Profile, error) {
+// ParseProfile decodes one profile document, reporting file:line for
+// every problem. defaultName is used when the file has no name key.
+func ParseProfile(file string, data []byte, defaultName string) (Profile, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return Profile{}, fmt.Errorf("%w: %s: %v", ErrBadProfile, file, err)
