@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	_ "pslab/internal/brokers/all" // the brokers whose leftovers are looked for
+	_ "pslab/internal/brokers/all"
 	"pslab/internal/brokers/nats"
+	"pslab/internal/testbroker"
 )
 
 // deadPID is the pid of a process that has ended.
@@ -81,9 +82,7 @@ func TestLeftoversRemovesOnlyWhatNoLivePslabUses(t *testing.T) {
 // TestStaleLockFilesGoHeldOnesStay: a lock file no lab holds is removed;
 // a held one stays.
 func TestStaleLockFilesGoHeldOnesStay(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("lab locks live in /run")
-	}
+	testbroker.RequireRoot(t) // lab locks live in /run
 	stale := "/run/pslab-cleanst.lock"
 	require.NoError(t, os.WriteFile(stale, []byte("1\n"), 0o600))
 	t.Cleanup(func() { os.Remove(stale) })

@@ -3,7 +3,6 @@ package lab
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -97,8 +96,8 @@ func TestFaultStudyOnArtemis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault study skipped in -short mode")
 	}
-	if _, err := os.Stat(artemis.NewArtemis(artemis.ArtemisConfig{}).HomeDir()); err != nil {
-		t.Skipf("Artemis is not installed: %v", err)
+	if missing := artemis.NewArtemis(artemis.ArtemisConfig{}).NotAtHand(); missing != "" {
+		t.Skipf("Artemis is not installed (%s): run `pslab broker install artemis`", missing)
 	}
 	runFaultCases(t, "artemis", "05,09")
 }

@@ -1,9 +1,4 @@
-// Package remotehost makes a stand-in for another machine in tests: a
-// named network namespace joined to the host's namespace by a veth pair
-// with its own /30, so that a broker started inside it is "a broker on
-// another host" that the host reaches by an ordinary route, and packets
-// to it never leave this machine. Root only.
-package remotehost
+package testbroker
 
 import (
 	"errors"
@@ -19,20 +14,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Host is the stand-in: namespace Name, host end HostIf with HostIP, far
-// end inside the namespace with IP.
-type Host struct {
+// RemoteHost is a stand-in for another machine in tests: a named network
+// namespace joined to the host's namespace by a veth pair with its own
+// /30, so that a broker started inside it is "a broker on another host"
+// that the host reaches by an ordinary route, and packets to it never
+// leave this machine. Root only. Namespace Name, host end HostIf with
+// HostIP, far end inside the namespace with IP.
+type RemoteHost struct {
 	Name   string
 	HostIf string
 	HostIP string // the host's end, e.g. 10.78.0.1
 	IP     string // the remote host's address, e.g. 10.78.0.2
 }
 
-// New makes the namespace name and the veth pair hostIf (on the host,
-// hostIP/30) <-> hostIf+"r" (inside, ip/30, default route via hostIP).
-// Leftovers of an earlier run with the same names are removed first.
-func New(name, hostIf, hostIP, ip string) (*Host, error) {
-	h := &Host{Name: name, HostIf: hostIf, HostIP: hostIP, IP: ip}
+// NewRemoteHost makes the namespace name and the veth pair hostIf (on the
+// host, hostIP/30) <-> hostIf+"r" (inside, ip/30, default route via
+// hostIP). Leftovers of an earlier run with the same names are removed
+// first.
+func NewRemoteHost(name, hostIf, hostIP, ip string) (*RemoteHost, error) {
+	h := &RemoteHost{Name: name, HostIf: hostIf, HostIP: hostIP, IP: ip}
 	_ = h.Close()
 	if err := h.build(); err != nil {
 		return nil, errors.Join(err, h.Close())
@@ -40,7 +40,7 @@ func New(name, hostIf, hostIP, ip string) (*Host, error) {
 	return h, nil
 }
 
-func (h *Host) build() error {
+func (h *RemoteHost) build() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	orig, err := netns.Get()
@@ -101,13 +101,13 @@ func configure(hd netlink.Handle, dev, ip, gw string) error {
 // Command is exec.Command for a program to run inside the namespace
 // (through ip netns exec, which enters it and then execs the program, so
 // the process's pid is the program's).
-func (h *Host) Command(name string, args ...string) *exec.Cmd {
+func (h *RemoteHost) Command(name string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", h.Name, name}, args...)...)
 }
 
 // Close deletes the host's veth end (and with it the peer) and the
 // namespace; it is fine to call on what is already gone.
-func (h *Host) Close() error {
+func (h *RemoteHost) Close() error {
 	var errs []error
 	if link, err := netlink.LinkByName(h.HostIf); err == nil {
 		errs = append(errs, netlink.LinkDel(link))

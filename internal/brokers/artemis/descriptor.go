@@ -12,7 +12,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -178,4 +180,17 @@ func InstallNote(a *Artemis, labName string) string {
 		return fmt.Sprintf("creating the Artemis %s instance of lab %s (pslab clean removes it once unused) ...", a.Config().Version, labName)
 	}
 	return fmt.Sprintf("installing Artemis %s (first use) ...", a.Config().Version)
+}
+
+// NotAtHand says what is missing for an install without the network
+// (neither the unpacked distribution nor its tarball in the local Maven
+// repository), "" when Install needs no download.
+func (a *Artemis) NotAtHand() string {
+	if _, err := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis")); err == nil {
+		return ""
+	}
+	if _, err := os.Stat(a.localRepoTarball()); err == nil {
+		return ""
+	}
+	return fmt.Sprintf("no %s, no %s", a.HomeDir(), a.localRepoTarball())
 }

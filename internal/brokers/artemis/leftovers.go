@@ -44,7 +44,7 @@ func unusedInstances(dir string, labHeld func(string) bool) ([]string, error) {
 		if i := strings.LastIndex(lab, "-"); i > 0 {
 			lab = lab[:i] // lab-<name>-<version>
 		}
-		if labHeld(lab) || instanceRunning(path) {
+		if labHeld(lab) || len(instanceProcesses(path)) > 0 {
 			continue
 		}
 		if err := os.RemoveAll(path); err != nil {
@@ -56,9 +56,20 @@ func unusedInstances(dir string, labHeld func(string) bool) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-func instanceRunning(path string) bool {
-	return broker.AnyProcess(func(pid int) bool {
+// Processes lists the processes that run a's instance (the broker's JVM
+// names it on its command line): a stopped or killed broker leaves none.
+func (a *Artemis) Processes() []int { return instanceProcesses(a.InstanceDir()) }
+
+// instanceProcesses lists the processes whose command line runs the
+// instance at path.
+func instanceProcesses(path string) []int {
+	var pids []int
+	broker.AnyProcess(func(pid int) bool {
 		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		return err == nil && bytes.Contains(cmd, []byte("-Dartemis.instance="+path+"\x00"))
+		if err == nil && bytes.Contains(cmd, []byte("-Dartemis.instance="+path+"\x00")) {
+			pids = append(pids, pid)
+		}
+		return false
 	})
+	return pids
 }

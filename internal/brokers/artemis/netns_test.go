@@ -1,9 +1,9 @@
-package artemis
+package artemis_test
 
 import (
 	"context"
+	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"runtime"
 	"testing"
@@ -12,7 +12,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/driver"
+	"pslab/internal/testbroker"
 )
 
 // nsHost runs the broker in a fresh network namespace (only its loopback,
@@ -52,12 +54,8 @@ func (h nsHost) DialContext(ctx context.Context, network, addr string) (c net.Co
 
 func newTestNS(t *testing.T) netns.NsHandle {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test (root, a network namespace) skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a network namespace")
-	}
+	testbroker.SkipShort(t, "root, a network namespace")
+	testbroker.RequireRoot(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	orig, err := netns.Get()
@@ -91,7 +89,7 @@ func newTestNS(t *testing.T) netns.NsHandle {
 // The broker runs inside the namespace: reachable through the host's
 // dialer there, not from the test's own network.
 func TestArtemisInNamespace(t *testing.T) {
-	a := testArtemis(t)
+	a := testbroker.Artemis(t, artemis.ArtemisConfig{Instance: "test-broker"})
 	h := nsHost{ns: newTestNS(t)}
 	ctx := context.Background()
 	ep, err := a.Start(ctx, h)
@@ -102,11 +100,11 @@ func TestArtemisInNamespace(t *testing.T) {
 	if ep.Dialer == nil {
 		t.Fatal("endpoint has no dialer for the namespace")
 	}
-	if _, err := CheckSTOMP(ctx, ep); err != nil {
+	if _, err := artemis.CheckSTOMP(ctx, ep); err != nil {
 		t.Fatalf("login through the namespace dialer: %v", err)
 	}
 	d := net.Dialer{Timeout: time.Second}
-	if c, err := d.Dial("tcp", "127.0.0.1:61713"); err == nil {
+	if c, err := d.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", a.Config().Port)); err == nil {
 		c.Close()
 		t.Fatal("broker reachable from outside its namespace")
 	}
@@ -114,7 +112,7 @@ func TestArtemisInNamespace(t *testing.T) {
 	if err := a.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if left := javaOf(a.InstanceDir()); len(left) > 0 {
+	if left := a.Processes(); len(left) > 0 {
 		t.Fatalf("java processes left after Stop: %v (broker was %d)", left, pid)
 	}
 }

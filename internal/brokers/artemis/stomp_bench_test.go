@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"pslab/internal/broker"
 	"pslab/internal/brokers/artemis"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
 // BenchmarkSTOMP drives the STOMP driver directly against a real Artemis on
@@ -24,21 +24,7 @@ import (
 //
 //	go test -run '^$' -bench STOMP -benchtime 200000x ./internal/brokers/artemis
 func BenchmarkSTOMP(b *testing.B) {
-	a := artemis.NewArtemis(artemis.ArtemisConfig{Instance: "test-driver", Port: 61813, CorePort: 61816, HeapMB: 1024})
-	if !a.Installed() {
-		b.Skip("Artemis is not installed: run `go run ./cmd/pslab broker install artemis`")
-	}
-	ctx := context.Background()
-	ep, err := a.Start(ctx, broker.LoopbackHost{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Stop(ctx)
-	d, err := artemis.NewSTOMP(ep)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
+	_, _, d := testbroker.RunArtemis(b, artemis.ArtemisConfig{Instance: "test-driver", HeapMB: 1024})
 	for _, bc := range []struct {
 		name string
 		sub  scenario.Subscription

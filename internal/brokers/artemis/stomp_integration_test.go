@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,34 +17,13 @@ import (
 	"pslab/internal/driver"
 	"pslab/internal/driver/drivertest"
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
-// Integration tests against a real ActiveMQ Artemis (own instance
-// "test-driver", ports 61813/61816). Skipped when Artemis is not installed;
-// CI runs `pslab broker install artemis` first (scripts/test.sh).
-
-func startArtemis(t *testing.T) *artemis.Artemis {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("artemis integration test skipped in -short mode")
-	}
-	a := artemis.NewArtemis(artemis.ArtemisConfig{Instance: "test-driver", Port: 61813, CorePort: 61816, HeapMB: 512})
-	if !a.Installed() {
-		_, errHome := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis"))
-		home, _ := os.UserHomeDir()
-		v := a.Config().Version
-		tarball := filepath.Join(home, ".m2/repository/org/apache/activemq/apache-artemis", v, "apache-artemis-"+v+"-bin.tar.gz")
-		if _, errTar := os.Stat(tarball); errHome != nil && errTar != nil {
-			t.Skipf("Artemis %s is not installed (no %s, no %s): run `go run ./cmd/pslab broker install artemis`", v, a.HomeDir(), tarball)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := a.Install(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return a
-}
+// Integration tests against a real ActiveMQ Artemis (its own instance
+// "test-driver" on free ports, testbroker.RunArtemis). Skipped when
+// Artemis is not installed; CI runs `pslab broker install artemis` first
+// (scripts/test.sh).
 
 // collector records deliveries.
 type collector struct {
@@ -243,18 +220,7 @@ func (e *env) reconnect(s driver.SubSpec, queue string) []driver.Delivery {
 // driver; both end with the test.
 func runArtemis(t *testing.T) (*artemis.Artemis, driver.Endpoint, driver.Driver) {
 	t.Helper()
-	a := startArtemis(t)
-	ep, err := a.Start(context.Background(), broker.LoopbackHost{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop(context.Background()) })
-	d, err := artemis.NewSTOMP(ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return a, ep, d
+	return testbroker.RunArtemis(t, artemis.ArtemisConfig{Instance: "test-driver", HeapMB: 512})
 }
 
 func TestArtemisSTOMP(t *testing.T) {

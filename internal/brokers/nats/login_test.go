@@ -1,4 +1,4 @@
-package nats
+package nats_test
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/nats"
+	"pslab/internal/testbroker"
 )
 
 // TestCheckLoginFindsAWrongPassword: the pre-run check of --url logs in
 // (before, it only dialled, and a wrong password failed the first case).
 func TestCheckLoginFindsAWrongPassword(t *testing.T) {
-	n := NewServer(ServerConfig{StoreDir: t.TempDir()})
-	ep, err := n.Start(context.Background(), broker.LoopbackHost{})
-	require.NoError(t, err)
-	defer n.Stop(context.Background())
+	ep := testbroker.NATS(t)
+	login := nats.Descriptor().Login
 	u, err := url.Parse(ep.URL)
 	require.NoError(t, err)
 	u.User = url.UserPassword(ep.User, ep.Password)

@@ -1,56 +1,24 @@
 package nats_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 
-	"pslab/internal/broker"
 	"pslab/internal/brokers/nats"
 	"pslab/internal/driver"
 	"pslab/internal/driver/drivertest"
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
 // startRestartableNATS starts the embedded nats-server child on loopback
-// and the driver for it.
+// (skipped in -short mode) and the driver for it.
 func startRestartableNATS(t *testing.T) (*nats.Server, driver.Driver) {
 	t.Helper()
-	b, ep := startNATSChild(t)
-	return b, newNATSDriver(t, ep)
-}
-
-// startNATSChild starts the embedded nats-server child on loopback (skipped
-// in -short mode), stopped when the test ends.
-func startNATSChild(t *testing.T) (*nats.Server, driver.Endpoint) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test (a nats-server child) skipped in -short mode")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b := nats.NewServer(nats.ServerConfig{StoreDir: t.TempDir()})
-	ep, err := b.Start(ctx, broker.LoopbackHost{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Stop(context.Background()) })
-	return b, ep
-}
-
-// newNATSDriver opens the NATS driver for ep, closed when the test ends.
-func newNATSDriver(t *testing.T, ep driver.Endpoint) *nats.Driver {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d, err := nats.NewDriver(ctx, ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	return d
+	b, ep := testbroker.NATSChild(t)
+	return b, testbroker.OpenNATS(t, ep)
 }
 
 func TestNATSBrokerRestart(t *testing.T) {
@@ -76,14 +44,14 @@ func TestNATSBrokerRestart(t *testing.T) {
 }
 
 func TestNATSAbort(t *testing.T) {
-	_, d := startRestartableNATS(t)
+	d, _ := testbroker.NATSDriver(t)
 	drivertest.AbortKeepsDurable(t, d, drivertest.Factors(scenario.Durable, scenario.Persistent))
 }
 
 // TestDurableBacklogIsNotLostNATS: a durable JetStream consumer keeps what
 // its subscriber has not taken yet.
 func TestDurableBacklogIsNotLostNATS(t *testing.T) {
-	_, d := startRestartableNATS(t)
+	d, _ := testbroker.NATSDriver(t)
 	res := drivertest.RunOutrun(t, drivertest.SlowDriver{Driver: d, Pause: time.Millisecond}, drivertest.OutrunCase(scenario.Durable), drivertest.TestPrefix())
 	assert.Zero(t, res.Counts.Lost, "a durable subscription loses nothing")
 	assert.Positive(t, res.Counts.Backlog)
@@ -93,7 +61,7 @@ func TestDurableBacklogIsNotLostNATS(t *testing.T) {
 // of 200 messages nats.go drops what a slow subscriber cannot take, and
 // those count as lost, not as backlog.
 func TestCoreSlowConsumerLoses(t *testing.T) {
-	_, d := startRestartableNATS(t)
+	d, _ := testbroker.NATSDriver(t)
 	nats.SetCorePendingLimit(d, 200)
 	res := drivertest.RunOutrun(t, drivertest.SlowDriver{Driver: d, Pause: time.Millisecond}, drivertest.OutrunCase(scenario.NonDurable), drivertest.TestPrefix())
 	n := res.Counts

@@ -13,6 +13,7 @@ import (
 	"pslab/internal/driver"
 	"pslab/internal/driver/drivertest"
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
 // TestCoreHeldCountsServerOutputBuffers: two core NATS cases, each with a
@@ -24,11 +25,11 @@ import (
 // parsed (a read already under way when the stall began delivers a few),
 // so held and delivered add up to what was sent.
 func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
-	_, ep := startNATSChild(t)
+	ep := testbroker.NATS(t)
 	require.NotEmpty(t, ep.MonitorURL, "the child nats-server has a monitoring endpoint")
 	dialer := drivertest.NewStallDialer()
 	ep.Dialer = dialer
-	d := newNATSDriver(t, ep)
+	d := testbroker.OpenNATS(t, ep)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -94,10 +95,11 @@ func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
 // state=closed): nothing of it counts as on its way, its counts are in
 // Queued and Parsed, and the reason is kept.
 func TestCoreHeldCountsConnectionsTheServerClosed(t *testing.T) {
-	_, ep := startNATSChild(t)
+	testbroker.SkipShort(t, "200 MiB through nats-server: half a minute under the race detector")
+	ep := testbroker.NATS(t)
 	dialer := drivertest.NewStallDialer()
 	ep.Dialer = dialer
-	d := newNATSDriver(t, ep)
+	d := testbroker.OpenNATS(t, ep)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const size, sent = 5120, 40000 // 200 MiB: past max_pending and what the socket buffers hold
@@ -145,13 +147,13 @@ func TestCoreHeldCountsConnectionsTheServerClosed(t *testing.T) {
 // connection; once the writes go on and the publisher has flushed, none
 // is missing. Core NATS and JetStream.
 func TestPublisherUnreceivedCountsSendsNotAtTheServer(t *testing.T) {
-	_, ep := startNATSChild(t)
+	ep := testbroker.NATS(t)
 	for _, del := range []scenario.Delivery{scenario.NonPersistent, scenario.Persistent} {
 		t.Run(string(del), func(t *testing.T) {
 			dialer := drivertest.NewStallDialer()
 			ep := ep
 			ep.Dialer = dialer
-			d := newNATSDriver(t, ep)
+			d := testbroker.OpenNATS(t, ep)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cs := driver.CaseSpec{Prefix: drivertest.TestPrefix(), Factors: drivertest.Factors(scenario.NonDurable, del)}
@@ -185,8 +187,8 @@ func TestPublisherUnreceivedCountsSendsNotAtTheServer(t *testing.T) {
 // rest waiting in the stream; without a window, the driver's default
 // batch (here all 200).
 func TestJetStreamSubscriberPullsItsWindow(t *testing.T) {
-	_, ep := startNATSChild(t)
-	d := newNATSDriver(t, ep)
+	ep := testbroker.NATS(t)
+	d := testbroker.OpenNATS(t, ep)
 	for _, tc := range []struct {
 		window, want int
 	}{{5, 5}, {0, 200}} {
