@@ -11,6 +11,12 @@ import (
 	"pslab/internal/lab"
 )
 
+// versionLine is what `pslab version` prints: pslab's build, Go and the
+// brokers' versions.
+func versionLine() string {
+	return fmt.Sprintf("pslab %s (%s%s)", lab.Version(), runtime.Version(), brokerVersions())
+}
+
 // brokerVersions lists ", NAME VERSION" for each registered broker whose
 // version pslab knows before it runs.
 func brokerVersions() string {
@@ -31,7 +37,7 @@ func init() {
 		Example: "  pslab version",
 		Args:    argsCheck(cobra.NoArgs),
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "pslab %s (%s%s)\n", lab.Version(), runtime.Version(), brokerVersions())
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 		},
 	})
 }

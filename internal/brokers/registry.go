@@ -81,6 +81,11 @@ type Descriptor struct {
 	// Caveats are notes a report prints on what the broker's records mean
 	// (e.g. a factor measured by another mechanism than the paper's).
 	Caveats []record.Caveat
+	// WireBytes is what one message of a case run under prefix puts on
+	// the link (TCP payload of the protocol's frames): to the broker (the
+	// publish) and to one subscriber (the delivery); nil when pslab cannot
+	// say. The link bound of a record is computed from it.
+	WireBytes func(prefix string, f scenario.Factors) (toBroker, toClient int)
 }
 
 // Container is how pslab reaches a broker's container through the lab's

@@ -548,6 +548,13 @@ func resourcesOf(s map[string][]metrics.ProcSample, from, to, interval float64) 
 	}
 }
 
+// CasePrefix is the prefix of every name a case run makes on the broker
+// (streams, subjects, queues): its run, case and repetition. A record's
+// run_id, case and rep give it back.
+func CasePrefix(runID, caseID string, rep int) string {
+	return fmt.Sprintf("pslab-%s-c%s-r%d", runID, sanitize(caseID), rep)
+}
+
 func sanitize(id string) string {
 	return strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {

@@ -56,6 +56,7 @@ func Descriptor() brokers.Descriptor {
 			return []brokers.Check{{Status: "ok", What: Name, Detail: "embedded nats-server, nothing to install"}}
 		},
 		Login:     login,
+		WireBytes: wireBytes,
 		MaxConns:  MaxConn,
 		Leftovers: leftovers,
 		// docker-compose.yml: the nats service owns the namespace that the
