@@ -49,3 +49,73 @@ func (r *run) account(res *Result) {
 	res.WarmupS = a.WarmupS
 	res.Accounting = &a
 }
+
+// The counts the accounting is made of, read from the clients' states:
+// what the publishers sent, what the subscribers received, and what was
+// due to whom (by topic and filtered value). The drain, the faults and
+// the publishers read them too.
+
+// sent is every publisher's sends so far.
+func (r *run) sent() int64 {
+	var n int64
+	for _, p := range r.pubs {
+		n += p.sent.Load()
+	}
+	return n
+}
+
+// received is every subscriber's distinct deliveries so far.
+func (r *run) received() int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.distinct.Load()
+	}
+	return n
+}
+
+// expected deliveries: each subscriber is due every message of its topic
+// whose selector or filter value it selects. Valid once publishers have
+// stopped.
+func (r *run) expected() int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += r.expectedFor(s)
+	}
+	return n
+}
+
+// dueFrom is the deliveries due for every message p sent.
+func (r *run) dueFrom(p *pubState) int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.dueOf(p.sentTo[s.topic])
+	}
+	return n
+}
+
+// expectedFor is the deliveries due to s for every message sent.
+func (r *run) expectedFor(s *subState) int64 {
+	return r.dueFor(s, func(p *pubState) [][]atomic.Int64 { return p.sentTo })
+}
+
+// dueFor counts the deliveries due to s among the messages counted by
+// sent (per publisher, topic and filtered value).
+func (r *run) dueFor(s *subState, sent func(p *pubState) [][]atomic.Int64) int64 {
+	var n int64
+	for _, p := range r.pubs {
+		n += s.dueOf(sent(p)[s.topic])
+	}
+	return n
+}
+
+// dueOf is the deliveries due to s among messages of its topic counted by
+// filtered value.
+func (s *subState) dueOf(counts []atomic.Int64) int64 {
+	var n int64
+	for v := range counts {
+		if s.accepts(v) {
+			n += counts[v].Load()
+		}
+	}
+	return n
+}

@@ -332,68 +332,6 @@ func (r *run) phase() string {
 	return "drain"
 }
 
-func (r *run) sent() int64 {
-	var n int64
-	for _, p := range r.pubs {
-		n += p.sent.Load()
-	}
-	return n
-}
-
-func (r *run) received() int64 {
-	var n int64
-	for _, s := range r.subs {
-		n += s.distinct.Load()
-	}
-	return n
-}
-
-// expected deliveries: each subscriber is due every message of its topic
-// whose selector or filter value it selects. Valid once publishers have
-// stopped.
-func (r *run) expected() int64 {
-	var n int64
-	for _, s := range r.subs {
-		n += r.expectedFor(s)
-	}
-	return n
-}
-
-// dueFrom is the deliveries due for every message p sent.
-func (r *run) dueFrom(p *pubState) int64 {
-	var n int64
-	for _, s := range r.subs {
-		n += s.dueOf(p.sentTo[s.topic])
-	}
-	return n
-}
-
-func (r *run) expectedFor(s *subState) int64 {
-	return r.dueFor(s, func(p *pubState) [][]atomic.Int64 { return p.sentTo })
-}
-
-// dueFor counts the deliveries due to s among the messages counted by
-// sent (per publisher, topic and filtered value).
-func (r *run) dueFor(s *subState, sent func(p *pubState) [][]atomic.Int64) int64 {
-	var n int64
-	for _, p := range r.pubs {
-		n += s.dueOf(sent(p)[s.topic])
-	}
-	return n
-}
-
-// dueOf is the deliveries due to s among messages of its topic counted by
-// filtered value.
-func (s *subState) dueOf(counts []atomic.Int64) int64 {
-	var n int64
-	for v := range counts {
-		if s.accepts(v) {
-			n += counts[v].Load()
-		}
-	}
-	return n
-}
-
 // closeBound caps how long a case waits for its connections to close: a
 // connection whose buffers are still draining over a slow link may take
 // long, and the next case must not wait for it.
