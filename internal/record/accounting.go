@@ -1,7 +1,5 @@
 package record
 
-import "encoding/json"
-
 // Accounting is how the deliveries still due at the end of the drain were
 // told apart (backlog, in flight, lost), how the drain ended, and whether
 // the warm-up reached a steady state.
@@ -75,20 +73,13 @@ var drainLate = []string{"flush_s"}
 // UnmarshalJSON reads d and notes which late keys the JSON lacked.
 func (d *Drain) UnmarshalJSON(data []byte) error {
 	type plain Drain
-	if err := json.Unmarshal(data, (*plain)(d)); err != nil {
-		return err
-	}
-	return d.late.Read(data, drainLate...)
+	return UnmarshalLate(data, (*plain)(d), &d.late, drainLate...)
 }
 
 // MarshalJSON writes d, leaving out the late keys its JSON lacked.
 func (d Drain) MarshalJSON() ([]byte, error) {
 	type plain Drain
-	data, err := json.Marshal(plain(d))
-	if err != nil {
-		return nil, err
-	}
-	return d.late.Strip(data, drainLate...)
+	return MarshalLate(plain(d), d.late, drainLate...)
 }
 
 // Steady is how the warm-up ended.

@@ -1,6 +1,9 @@
 package record
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // LateKeys remembers which keys of a JSON object, added to the schema
 // after records were committed without them, the object it was read from
@@ -10,6 +13,27 @@ import "fmt"
 // list the type passes to Read and Strip. The zero value: every key was
 // there (what pslab writes now).
 type LateKeys uint8
+
+// UnmarshalLate decodes data into v (a pointer to a type with no
+// UnmarshalJSON of its own: the caller's type converted) and notes in
+// late which of keys data lacks. For a type's UnmarshalJSON.
+func UnmarshalLate(data []byte, v any, late *LateKeys, keys ...string) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return err
+	}
+	return late.Read(data, keys...)
+}
+
+// MarshalLate encodes v (a type with no MarshalJSON of its own) and
+// leaves out the keys late says its JSON lacked. For a type's
+// MarshalJSON.
+func MarshalLate(v any, late LateKeys, keys ...string) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return late.Strip(data, keys...)
+}
 
 // Read notes which of keys (at most 8) data, a JSON object, lacks at its
 // top level.

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"encoding/json"
 	"time"
 
 	"pslab/internal/metrics"
@@ -117,20 +116,13 @@ var resultLate = []string{"warmup_s"}
 // UnmarshalJSON reads r and notes which late keys the JSON lacked.
 func (r *Result) UnmarshalJSON(data []byte) error {
 	type plain Result
-	if err := json.Unmarshal(data, (*plain)(r)); err != nil {
-		return err
-	}
-	return r.late.Read(data, resultLate...)
+	return UnmarshalLate(data, (*plain)(r), &r.late, resultLate...)
 }
 
 // MarshalJSON writes r, leaving out the late keys its JSON lacked.
 func (r Result) MarshalJSON() ([]byte, error) {
 	type plain Result
-	data, err := json.Marshal(plain(r))
-	if err != nil {
-		return nil, err
-	}
-	return r.late.Strip(data, resultLate...)
+	return MarshalLate(plain(r), r.late, resultLate...)
 }
 
 // Interruption says that a case run was cut short by its context (the

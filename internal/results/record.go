@@ -4,7 +4,6 @@
 package results
 
 import (
-	"encoding/json"
 	"time"
 
 	"pslab/internal/audit"
@@ -162,20 +161,13 @@ var resourcesLate = []string{"machine_cpu_pct", "other_cpu_pct"}
 // UnmarshalJSON reads r and notes which late keys the JSON lacked.
 func (r *Resources) UnmarshalJSON(data []byte) error {
 	type plain Resources
-	if err := json.Unmarshal(data, (*plain)(r)); err != nil {
-		return err
-	}
-	return r.late.Read(data, resourcesLate...)
+	return record.UnmarshalLate(data, (*plain)(r), &r.late, resourcesLate...)
 }
 
 // MarshalJSON writes r, leaving out the late keys its JSON lacked.
 func (r Resources) MarshalJSON() ([]byte, error) {
 	type plain Resources
-	data, err := json.Marshal(plain(r))
-	if err != nil {
-		return nil, err
-	}
-	return r.late.Strip(data, resourcesLate...)
+	return record.MarshalLate(plain(r), r.late, resourcesLate...)
 }
 
 // Versions of everything that produced the record.
