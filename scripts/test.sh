@@ -30,10 +30,11 @@ echo "== install Artemis (cached after the first time)"
 go run ./cmd/pslab broker install artemis
 
 # A package has integration tests when one of its tests skips in -short
-# mode; every other package was run in full above.
+# mode (itself, or through internal/testbroker's SkipShort and the helpers
+# that call it); every other package was run in full above.
 integration=()
 while read -r pkg dir; do
-  if grep -qs 'testing.Short()' "$dir"/*_test.go; then
+  if grep -qsE 'testing\.Short\(\)|testbroker\.(SkipShort|Artemis|RunArtemis|NATSChild)\(' "$dir"/*_test.go; then
     integration+=("$pkg")
   fi
 done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)

@@ -38,16 +38,16 @@ func committedRecordFiles(t *testing.T) []string {
 // back to the same bytes: no key added (a late key an old record lacks
 // stays absent, record.LateKeys), none lost, none reordered, no number
 // written differently. Bundle rewrites (pslab bundle set-aside, resume)
-// can therefore go through the types. With the race detector in -short
-// mode it checks every 25th line of each file (71 MB take minutes
-// there); scripts/test.sh runs it whole without.
+// can therefore go through the types. With the race detector it checks
+// every 25th line of each file (71 MB take minutes there);
+// scripts/test.sh runs it whole without.
 func TestCommittedRecordsWriteBackByteIdentically(t *testing.T) {
 	files := committedRecordFiles(t)
 	if len(files) == 0 {
 		t.Skip("no committed results in this tree")
 	}
 	every := 1
-	if testing.Short() && raceEnabled {
+	if raceEnabled {
 		every = 25
 	}
 	var n, superseded, shaped, links, verified, flags int
