@@ -21,7 +21,7 @@ records.superseded.jsonl): set case rows aside so a resumed run runs them
 again, sum where a run's wall time went, and set core NATS throughput
 against the bound of the emulated link.`,
 	}
-	cmd.AddCommand(newSetAsideCmd(), newWallTimeCmd(), newLinkBoundCmd())
+	cmd.AddCommand(newSetAsideCmd(), newWallTimeCmd(), newLinkBoundCmd(), newFramesCmd())
 	return cmd
 }
 
@@ -128,6 +128,52 @@ subscriber throughput, the bound and their ratio, and the mean ratio.`,
 	}
 }
 
+func newFramesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "frames RESULTS...",
+		Short: "The bytes one message of each record puts on the wire, as its broker frames it",
+		Long: `For each record, the bytes (TCP payload) one message of its case puts on
+the wire: the publish to the broker and the delivery to one subscriber,
+as pslab's driver of the record's broker frames them on the case's own
+subject or destination (the broker's descriptor says; a broker that
+cannot say is refused). One line per record: case, repetition, broker,
+bytes to the broker, bytes to a subscriber. Records of a pslab whose
+driver framed messages otherwise are counted as today's driver frames
+them.`,
+		Example: "  pslab bundle frames /tmp/pslab-bench-run",
+		Args:    argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			recs, err := report.ReadRecords(args...)
+			if err != nil {
+				return badInput(err)
+			}
+			for i := range recs {
+				r := &recs[i]
+				toBroker, toClient, err := wireBytes(r)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %d %s %d %d\n", r.CaseID, r.Rep, r.Broker, toBroker, toClient)
+			}
+			return nil
+		},
+	}
+}
+
+// wireBytes is what one message of r's case puts on the wire, by r's
+// broker's descriptor.
+func wireBytes(r *results.Record) (toBroker, toClient int, err error) {
+	d, err := brokers.Default.Get(r.Broker)
+	if err != nil {
+		return 0, 0, badInput(err)
+	}
+	if d.WireBytes == nil {
+		return 0, 0, badInputf("%s: pslab cannot say what one %s message puts on the wire", r.CaseID, r.Broker)
+	}
+	toBroker, toClient = d.WireBytes(lab.CasePrefix(r.RunID, r.CaseID, r.Rep), r.Factors)
+	return toBroker, toClient, nil
+}
+
 func writeLinkBounds(cmd *cobra.Command, recs []results.Record) error {
 	out := cmd.OutOrStdout()
 	var sum float64
@@ -137,14 +183,10 @@ func writeLinkBounds(cmd *cobra.Command, recs []results.Record) error {
 		if r.Error != "" || r.Result == nil {
 			continue
 		}
-		d, err := brokers.Default.Get(r.Broker)
+		toBroker, toClient, err := wireBytes(r)
 		if err != nil {
-			return badInput(err)
+			return err
 		}
-		if d.WireBytes == nil {
-			return badInputf("%s: pslab cannot say what one %s message puts on the link", r.CaseID, r.Broker)
-		}
-		toBroker, toClient := d.WireBytes(lab.CasePrefix(r.RunID, r.CaseID, r.Rep), r.Factors)
 		bound, ok := results.LinkBound(r, toBroker, toClient)
 		if !ok {
 			return badInputf("case %s rep %d on %s: no verification of the link in the record", r.CaseID, r.Rep, r.Network.Profile)

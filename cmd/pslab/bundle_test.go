@@ -83,3 +83,18 @@ func TestReportOfAnUnfinishedRunIsPartial(t *testing.T) {
 	require.NoError(t, p.End(0))
 	assert.NotContains(t, report(), "PARTIAL")
 }
+
+// TestFramesAskTheBroker: the bytes per message come from the record's
+// broker's descriptor (NATS: PUB and MSG frames on the case's subject);
+// a broker that cannot say is refused.
+func TestFramesAskTheBroker(t *testing.T) {
+	out, err := runNew(t, newFramesCmd, "", "../../results/wifi-link-bound")
+	require.NoError(t, err)
+	assert.Equal(t, "01 1 nats 5144 5146\n01 2 nats 5144 5146\n01 3 nats 5144 5146\n", out)
+	dir := t.TempDir()
+	b, err := results.Create(dir)
+	require.NoError(t, err)
+	require.NoError(t, b.Append(&results.Record{Schema: 1, Suite: "s", CaseID: "01", Rep: 1, Broker: "fake", Network: results.Network{Profile: "wireline"}, Result: &record.Result{}}))
+	_, err = runNew(t, newFramesCmd, "", dir)
+	assert.ErrorContains(t, err, "pslab cannot say what one fake message puts on the wire")
+}
