@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -41,7 +41,7 @@ const (
 )
 
 // Evaluate audits one case run. It returns nil without a result.
-func Evaluate(f scenario.Factors, res *load.Result) []Check {
+func Evaluate(f scenario.Factors, res *record.Result) []Check {
 	if res == nil {
 		return nil
 	}
@@ -168,7 +168,7 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 // inDoubtDeliveries converts sends in doubt into deliveries: each message
 // is due to Expected/Sent subscribers on average (the replication grade),
 // rounded up.
-func inDoubtDeliveries(c load.Counts) int64 {
+func inDoubtDeliveries(c record.Counts) int64 {
 	if c.InDoubt == 0 || c.Sent == 0 {
 		return 0
 	}
@@ -178,7 +178,7 @@ func inDoubtDeliveries(c load.Counts) int64 {
 // resentDeliveries converts sends a client repeated after reconnecting
 // into deliveries that may come twice (expected / sent per send, rounded
 // up).
-func resentDeliveries(c load.Counts) int64 {
+func resentDeliveries(c record.Counts) int64 {
 	if c.Resent == 0 || c.Sent == 0 {
 		return 0
 	}
@@ -203,7 +203,7 @@ func ratioIn(lost, due int64) bool {
 
 // dueWhileAway sums what was due to subscribers while a
 // subscriber-disconnect fault kept them away.
-func dueWhileAway(fs []load.FaultResult) (int64, bool) {
+func dueWhileAway(fs []record.FaultResult) (int64, bool) {
 	var n int64
 	ok := false
 	for _, f := range fs {
@@ -215,7 +215,7 @@ func dueWhileAway(fs []load.FaultResult) (int64, bool) {
 	return n, ok
 }
 
-func has(fs []load.FaultResult, k scenario.FaultKind) bool {
+func has(fs []record.FaultResult, k scenario.FaultKind) bool {
 	for _, f := range fs {
 		if f.Kind == k {
 			return true
@@ -224,7 +224,7 @@ func has(fs []load.FaultResult, k scenario.FaultKind) bool {
 	return false
 }
 
-func faultKinds(fs []load.FaultResult) []string {
+func faultKinds(fs []record.FaultResult) []string {
 	var out []string
 	seen := map[scenario.FaultKind]bool{}
 	for _, f := range fs {

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"pslab/internal/driver"
 	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -76,16 +76,16 @@ func TestAutoMustNotDuplicate(t *testing.T) {
 	assert.Nil(t, Evaluate(f, nil))
 }
 
-// MQTT: the promises come from the QoS and the broker (driver.Promises).
+// MQTT: the promises come from the QoS and the broker (record.Promises).
 
-func mqttPromises(qos int, survives bool) *driver.Promises {
+func mqttPromises(qos int, survives bool) *record.Promises {
 	switch qos {
 	case 0:
-		return &driver.Promises{Basis: "MQTT QoS 0 (at most once)", NoDuplicates: true}
+		return &record.Promises{Basis: "MQTT QoS 0 (at most once)", NoDuplicates: true}
 	case 2:
-		return &driver.Promises{Basis: "MQTT QoS 2 (exactly once)", KeepsWhileAway: true, SurvivesRestart: survives, NoDuplicates: true, Why: "store written every second"}
+		return &record.Promises{Basis: "MQTT QoS 2 (exactly once)", KeepsWhileAway: true, SurvivesRestart: survives, NoDuplicates: true, Why: "store written every second"}
 	}
-	return &driver.Promises{Basis: "MQTT QoS 1 (at least once)", KeepsWhileAway: true, SurvivesRestart: survives, Why: "store written every second"}
+	return &record.Promises{Basis: "MQTT QoS 1 (at least once)", KeepsWhileAway: true, SurvivesRestart: survives, Why: "store written every second"}
 }
 
 func TestMQTTQoS1PersistentSessionLosesNothingAcrossAnOutage(t *testing.T) {

@@ -18,8 +18,9 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
-	"pslab/internal/brokers/mqtt"
 	"pslab/internal/driver"
+	"pslab/internal/mqtt"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -45,6 +46,7 @@ func Descriptor(v mqtt.Version) brokers.Descriptor {
 	return brokers.Descriptor{
 		Name:      name,
 		Summary:   fmt.Sprintf("Eclipse Mosquitto %s over %s (Debian's package, installed on first use)", PinnedVersion, v),
+		Version:   PinnedVersion + " (Debian's package)",
 		NewBroker: newBroker,
 		NewDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) {
 			var m *Mosquitto
@@ -65,6 +67,14 @@ func Descriptor(v mqtt.Version) brokers.Descriptor {
 		Start:        start,
 		Stop:         stop,
 		Doctor:       doctorOf(v),
+		Login:        mqtt.Login,
+		WireBytes:    mqtt.WireBytes(v),
+		Leftovers:    func(brokers.LeftoverOptions) ([]string, error) { return Leftovers() },
+		// docker-compose.yml: the mosquitto service, in the nats service's
+		// namespace, MQTT on 1883, password file from MOSQUITTO_*.
+		Container: &brokers.Container{Name: "pslab-mosquitto", Scheme: "mqtt", Port: 1883,
+			UserVar: "MOSQUITTO_USER", PassVar: "MOSQUITTO_PASSWORD"},
+		Caveats: []record.Caveat{{Broker: name, Mechanism: mqtt.SelectorAsTopic, Text: mqtt.SelectorCaveat}},
 	}
 }
 
@@ -78,21 +88,14 @@ func doctorOf(v mqtt.Version) func(context.Context) []brokers.Check {
 	}
 }
 
-// newBroker makes the Mosquitto of a run, installing it on first use and
-// stopping what killed runs left.
+// newBroker makes the Mosquitto of a run, installing it on first use (the
+// lab has removed what killed runs left: Descriptor.Leftovers).
 func newBroker(ctx context.Context, _ string, log io.Writer) (broker.Broker, error) {
 	if _, err := Binary(); err != nil {
 		fmt.Fprintln(log, "installing mosquitto (first use) ...")
 		if err := Install(ctx, log, log); err != nil {
 			return nil, err
 		}
-	}
-	removed, err := Leftovers()
-	for _, r := range removed {
-		fmt.Fprintln(log, "cleanup: "+r)
-	}
-	if err != nil {
-		return nil, err
 	}
 	return New(Config{}), nil
 }

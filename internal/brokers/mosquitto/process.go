@@ -141,7 +141,7 @@ func (m *Mosquitto) Start(ctx context.Context, h broker.Host) (driver.Endpoint, 
 	port := m.cfg.Port
 	if port == 0 {
 		if _, loop := h.(broker.LoopbackHost); loop {
-			if port, err = freePort(); err != nil {
+			if port, err = broker.FreePort(); err != nil {
 				m.mu.Unlock()
 				return driver.Endpoint{}, err
 			}
@@ -238,7 +238,7 @@ func (m *Mosquitto) waitReady(ctx context.Context, exited <-chan struct{}) error
 	d, addr := m.host.Dialer(), m.addrLocked()
 	m.mu.Unlock()
 	if err := broker.WaitTCP(wctx, d, addr, exited); err != nil {
-		return fmt.Errorf("mosquitto at %s not ready within %s: %w; last output: %s (log: %s)", addr, timeout, err, tailFile(m.logPath(), 3), m.logPath())
+		return fmt.Errorf("mosquitto at %s not ready within %s: %w; last output: %s (log: %s)", addr, timeout, err, broker.TailFile(m.logPath(), 3), m.logPath())
 	}
 	return nil
 }
@@ -250,13 +250,7 @@ func (m *Mosquitto) Exited() error {
 	if m.cmd == nil {
 		return nil
 	}
-	select {
-	case <-m.exited:
-		return fmt.Errorf("mosquitto (PID %d) exited on its own (%v); last output: %s (full log: %s)",
-			m.cmd.Process.Pid, m.cmd.ProcessState, tailFile(m.logPath(), 3), m.logPath())
-	default:
-		return nil
-	}
+	return broker.ExitedOnItsOwn("mosquitto", m.cmd, m.exited, m.logPath())
 }
 
 // Kill implements broker.Restartable: SIGKILL, as a crash; the run
@@ -267,7 +261,7 @@ func (m *Mosquitto) Kill() error {
 	if m.cmd == nil {
 		return errors.New("mosquitto: not running")
 	}
-	err := killGroup(m.cmd.Process.Pid, m.exited)
+	err := broker.KillProcessGroup(m.cmd.Process.Pid, m.exited)
 	m.cmd = nil
 	return err
 }
@@ -304,7 +298,7 @@ func (m *Mosquitto) Stop(ctx context.Context) error {
 	defer m.mu.Unlock()
 	var err error
 	if m.cmd != nil {
-		err = stopGroup(ctx, m.cmd.Process.Pid, m.exited, 10*time.Second)
+		err = broker.StopProcessGroup(ctx, m.cmd.Process.Pid, m.exited, 10*time.Second)
 		m.cmd = nil
 	}
 	if m.dir != "" {
@@ -344,7 +338,7 @@ func (m *Mosquitto) setPersistence(ctx context.Context, on bool) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-m.exited:
-			return fmt.Errorf("mosquitto exited while reloading its configuration; last output: %s", tailFile(m.logPath(), 3))
+			return fmt.Errorf("mosquitto exited while reloading its configuration; last output: %s", broker.TailFile(m.logPath(), 3))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -396,53 +390,6 @@ func chown(path, name string) error {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	return os.Chown(path, uid, gid)
-}
-
-// killGroup sends SIGKILL to the group led by pid and waits (up to 10 s)
-// until exited is closed.
-func killGroup(pid int, exited <-chan struct{}) error {
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("mosquitto %d did not exit after SIGKILL", pid)
-	}
-}
-
-// stopGroup sends SIGTERM to the group led by pid, SIGKILL after grace or
-// when ctx ends, and waits for exited.
-func stopGroup(ctx context.Context, pid int, exited <-chan struct{}, grace time.Duration) error {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(grace):
-	case <-ctx.Done():
-	}
-	return killGroup(pid, exited)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tailFile is the last n lines of path, joined by " | ".
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(no log)"
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }
 
 // countInFile counts the lines of path that contain s.
