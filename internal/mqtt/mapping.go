@@ -184,9 +184,11 @@ func filterMechanism(f scenario.Factors) string {
 	return "subject filter: a message goes to <root>/t0/v<value>; a subscriber filters by subscribing to the topic of its value"
 }
 
-// root is the first topic level of a case: its prefix hashed into 8
+// Root is the first topic level of a case: its prefix hashed into 8
 // characters, so that the topic on every message is as short as a load
 // tool's (the prefix itself names sessions and client ids).
+func Root(prefix string) string { return root(prefix) }
+
 func root(prefix string) string {
 	h := fnv.New64a()
 	h.Write([]byte(prefix))
