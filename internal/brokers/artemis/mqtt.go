@@ -170,4 +170,3 @@ func (a *mqttAdmin) Purge(ctx context.Context, prefix string) error {
 
 // Close implements mqtt.Admin.
 func (a *mqttAdmin) Close() error { return a.d.Close() }
-
