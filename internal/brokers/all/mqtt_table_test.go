@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/brokers"
-	"pslab/internal/brokers/mqtt"
+	"pslab/internal/mqtt"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"pslab/internal/brokers/mqtt"
+	"pslab/internal/mqtt"
 	"pslab/internal/driver"
 )
 

@@ -1,6 +1,6 @@
 // Package mosquitto registers Eclipse Mosquitto, the reference MQTT
 // broker, driven over MQTT 3.1.1 by pslab's MQTT client
-// (internal/brokers/mqtt). pslab installs Debian's package on first use
+// (internal/mqtt). pslab installs Debian's package on first use
 // and runs the broker as its own child process: on the broker CPU set,
 // inside the lab's broker namespace (or on loopback), with a generated
 // password, its persistence set per case.
@@ -18,7 +18,7 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
-	"pslab/internal/brokers/mqtt"
+	"pslab/internal/mqtt"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )

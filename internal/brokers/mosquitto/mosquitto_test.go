@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
-	"pslab/internal/brokers/mqtt"
+	"pslab/internal/mqtt"
 	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/scenario"
