@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/brokers"
-	"pslab/internal/mqtt"
 	"pslab/internal/driver"
+	"pslab/internal/mqtt"
 	"pslab/internal/scenario"
 )
 

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"pslab/internal/mqtt"
 	"pslab/internal/driver"
+	"pslab/internal/mqtt"
 )
 
 // running are the brokers this process started, by endpoint URL, so that

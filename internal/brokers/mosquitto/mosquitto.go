@@ -18,8 +18,8 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
-	"pslab/internal/mqtt"
 	"pslab/internal/driver"
+	"pslab/internal/mqtt"
 	"pslab/internal/scenario"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
-	"pslab/internal/mqtt"
 	"pslab/internal/driver"
 	"pslab/internal/load"
+	"pslab/internal/mqtt"
 	"pslab/internal/scenario"
 )
 
