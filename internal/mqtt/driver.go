@@ -1,6 +1,7 @@
 // Package mqtt is pslab's MQTT client and driver (driver.Driver), shared
 // by the MQTT brokers (internal/brokers/mosquitto and the MQTT listeners
-// of NATS and Artemis): MQTT 3.1.1, and MQTT 5 where a broker speaks it.
+// of NATS and Artemis); a protocol, not a broker, so it lives beside
+// internal/driver, not under internal/brokers: MQTT 3.1.1, and MQTT 5 where a broker speaks it.
 // What differs between brokers (their persistence, what they keep for an
 // absent session, QoS 2, what they hold after a case, per-case set-up) is
 // a Profile each broker package gives.
