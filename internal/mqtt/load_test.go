@@ -10,17 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/load"
+	"pslab/internal/mqtt/mqtttest"
 	"pslab/internal/scenario"
 )
 
 // quickCase is a short open-loop 1/1/1 case.
 func quickCase(sub scenario.Subscription, del scenario.Delivery, ack scenario.AckMode) scenario.Case {
-	c := scenario.Defaults()
-	c.ID = "t"
-	c.Model = scenario.OneToOne
-	c.Subscription, c.Delivery, c.Ack = sub, del, ack
-	c.Warmup, c.Window, c.Drain = 200*time.Millisecond, 800*time.Millisecond, 5*time.Second
-	c.DurableName, c.ClientID = "{prefix}-d{sub}", "{prefix}-c{sub}"
+	c := mqtttest.Case(sub, del, ack)
 	c.Rate = 2000
 	return c
 }

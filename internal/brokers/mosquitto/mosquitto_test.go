@@ -14,8 +14,8 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/driver"
-	"pslab/internal/load"
 	"pslab/internal/mqtt"
+	"pslab/internal/mqtt/mqtttest"
 	"pslab/internal/scenario"
 )
 
@@ -74,17 +74,6 @@ func startMosquittoV(t *testing.T, v mqtt.Version) (*Mosquitto, driver.Endpoint,
 	return m, ep, drv.(*mqtt.Driver)
 }
 
-func quickCase(sub scenario.Subscription, del scenario.Delivery, ack scenario.AckMode) scenario.Case {
-	c := scenario.Defaults()
-	c.ID = "t"
-	c.Model = scenario.OneToOne
-	c.Subscription, c.Delivery, c.Ack = sub, del, ack
-	c.Warmup, c.Window, c.Drain = 200*time.Millisecond, 800*time.Millisecond, 5*time.Second
-	c.DurableName, c.ClientID = "{prefix}-d{sub}", "{prefix}-c{sub}"
-	c.Rate = 2000
-	return c
-}
-
 // TestLoginIsRequired: the broker refuses a wrong password and a client
 // without one, and lets pslab's in.
 func TestLoginIsRequired(t *testing.T) {
@@ -112,36 +101,9 @@ func TestEveryCombinationOnMosquitto(t *testing.T) {
 
 func everyCombination(t *testing.T, v mqtt.Version) {
 	m, _, d := startMosquittoV(t, v)
-	n := 0
-	for _, sub := range scenario.Subscriptions {
-		for _, del := range scenario.Deliveries {
-			for _, ack := range scenario.AckModes {
-				c := quickCase(sub, del, ack)
-				if d.Supports(c.Factors) != nil {
-					continue
-				}
-				n++
-				t.Run(fmt.Sprintf("%s/%s/%s", sub, del, ack), func(t *testing.T) {
-					prefix := fmt.Sprintf("pslab-m%d", n)
-					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-					defer cancel()
-					res, err := load.Run(ctx, load.Config{Case: c, Prefix: prefix, Driver: d, Seed: 1})
-					require.NoError(t, err)
-					assert.Equal(t, mqtt.QoS(c.Factors) > 0, m.Persistence(), "persistence per case")
-					cnt := res.Counts
-					assert.Positive(t, cnt.Sent)
-					assert.Equal(t, cnt.Expected, cnt.Received, "lost %d", cnt.Lost)
-					assert.Zero(t, cnt.Duplicated+cnt.Reordered+cnt.Unexpected+cnt.DecodeErrors+cnt.PublishErrors)
-					require.NotNil(t, res.Accounting)
-					assert.Empty(t, res.Accounting.HeldError)
-					require.NotNil(t, res.Accounting.Held, res.Accounting.HeldError)
-					assert.Contains(t, res.Accounting.Held.Source, "mosquitto $SYS")
-					require.NoError(t, d.Purge(context.Background(), prefix))
-				})
-			}
-		}
-	}
-	assert.Equal(t, 10, n)
+	mqtttest.EveryCombination(t, d, "pslab-m", "mosquitto $SYS", func(t *testing.T, c scenario.Case) {
+		assert.Equal(t, mqtt.QoS(c.Factors) > 0, m.Persistence(), "persistence per case")
+	})
 }
 
 // TestHeldCountsWhatAnAbsentDurableSubscriberIsOwed: messages published
@@ -151,7 +113,7 @@ func TestHeldCountsWhatAnAbsentDurableSubscriberIsOwed(t *testing.T) {
 	_, _, d := startMosquitto(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := quickCase(scenario.Durable, scenario.Persistent, scenario.AckAuto)
+	c := mqtttest.Case(scenario.Durable, scenario.Persistent, scenario.AckAuto)
 	cs := driver.CaseSpec{Prefix: "pslab-held", Factors: c.Factors}
 	require.NoError(t, d.Prepare(ctx, cs))
 	spec := driver.SubSpec{Case: cs, ClientID: "pslab-held-c0"}
