@@ -37,6 +37,10 @@ type ServerConfig struct {
 	LogFile string
 	// StartTimeout bounds start-up; default 15 s.
 	StartTimeout time.Duration
+	// MQTT opens the server's MQTT listener (nats-mqtt, mqtt.go) on
+	// MQTTPort: 0 picks a free port on loopback, 1883 in a namespace.
+	MQTT     bool
+	MQTTPort int
 }
 
 // Server is an embedded nats-server (v2.15.2, JetStream on) that runs as a
@@ -54,6 +58,7 @@ type Server struct {
 	host     broker.Host // set by Start, kept for Restart
 	addr     string
 	monitor  string // host:port of the HTTP monitoring endpoint
+	mqtt     string // host:port of the MQTT listener; "" without
 	store    string // kept from Start to Stop, across Kill and Restart
 	password string
 	logPath  string
@@ -122,6 +127,14 @@ func (n *Server) Start(ctx context.Context, h broker.Host) (driver.Endpoint, err
 	// Who owns the store: `pslab clean` and later runs remove the stores
 	// of owners that are gone (a killed run), never a live one's.
 	_ = os.WriteFile(filepath.Join(store, StoreOwnerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+	if n.cfg.MQTT {
+		mqttPort, err := portOn(h, n.cfg.MQTTPort, MQTTPort)
+		if err != nil {
+			n.mu.Unlock()
+			return driver.Endpoint{}, err
+		}
+		n.mqtt = net.JoinHostPort(h.ListenIP(), strconv.Itoa(mqttPort))
+	}
 	n.store, n.password, n.host = store, broker.RandomSecret(), h
 	n.addr = net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
 	n.monitor = net.JoinHostPort(h.ListenIP(), strconv.Itoa(monitorPort))
@@ -181,6 +194,7 @@ func (n *Server) launchLocked() (<-chan struct{}, error) {
 		"PSLAB_NATS_USER=pslab",
 		"PSLAB_NATS_PASSWORD="+n.password,
 		"PSLAB_NATS_DETACHED="+strconv.FormatBool(n.cfg.Detached),
+		"PSLAB_NATS_MQTT="+n.mqtt,
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
