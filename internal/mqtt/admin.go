@@ -55,7 +55,7 @@ func Watch(ctx context.Context, ep driver.Endpoint, v Version, filters []string,
 	if err != nil {
 		return nil, 0, err
 	}
-	defer c.close(time.Now().Add(5 * time.Second))
+	defer c.CloseBy(time.Now().Add(5 * time.Second))
 	pkt, err := subscribePacket(v, 1, filters, 0)
 	if err != nil {
 		return nil, 0, err
@@ -77,7 +77,7 @@ func Watch(ctx context.Context, ep driver.Endpoint, v Version, filters []string,
 			return nil, 0, fmt.Errorf("no update of %s within %s", fresh, wait)
 		}
 	case <-c.done:
-		return nil, 0, c.failure()
+		return nil, 0, c.Failure()
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
 	}

@@ -153,7 +153,7 @@ func (c *conn) readLoop(pr *packetReader) {
 		}
 		c.lastRead.Store(time.Now().UnixNano())
 		c.dispatch(p)
-		if c.failure() != nil {
+		if c.Failure() != nil {
 			return
 		}
 		// What the handlers queued (acknowledgements) goes out once
@@ -222,7 +222,7 @@ func (c *conn) writeLoop() {
 		for len(c.out) == 0 && !c.wstop {
 			c.dataReady.Wait()
 		}
-		if len(c.out) == 0 || c.failure() != nil {
+		if len(c.out) == 0 || c.Failure() != nil {
 			c.wmu.Unlock()
 			return
 		}
@@ -262,7 +262,7 @@ func (c *conn) put(wake bool, parts [][]byte) error {
 	}
 	if c.wstop {
 		c.wmu.Unlock()
-		if err := c.failure(); err != nil {
+		if err := c.Failure(); err != nil {
 			return fmt.Errorf("%w: %w", errClosed, err)
 		}
 		return errClosed
@@ -341,7 +341,7 @@ func (c *conn) request(ctx context.Context, pkt []byte, id uint16) ([]byte, erro
 	case b := <-ch:
 		return b, nil
 	case <-c.done:
-		return nil, c.failure()
+		return nil, c.Failure()
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the answer of %s: %w", c.addr, ctx.Err())
 	}
@@ -373,7 +373,7 @@ func (c *conn) disconnected() bool {
 }
 
 // failure is the connection's error; nil while it is healthy.
-func (c *conn) failure() error {
+func (c *conn) Failure() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -384,7 +384,7 @@ var errAborted = errors.New("connection dropped by the client")
 
 // abort drops the connection at once: the socket is reset (SO_LINGER 0),
 // nothing queued is sent, no DISCONNECT.
-func (c *conn) abort() {
+func (c *conn) Abort() {
 	if l, ok := c.nc.(interface{ SetLinger(int) error }); ok {
 		_ = l.SetLinger(0)
 	}
@@ -394,7 +394,7 @@ func (c *conn) abort() {
 // close ends the connection gracefully by the deadline: what is queued,
 // then DISCONNECT, then the socket. MQTT 5's DISCONNECT with reason 0
 // keeps the session of a client that asked for an expiry interval.
-func (c *conn) close(deadline time.Time) error {
+func (c *conn) CloseBy(deadline time.Time) error {
 	c.wmu.Lock()
 	if !c.wstop {
 		c.out = append(c.out, disconnectPacket(c.v)...)
@@ -409,8 +409,8 @@ func (c *conn) close(deadline time.Time) error {
 		// The broker closes the connection once it has read DISCONNECT:
 		// only the writer's own failure (or one before the close) counts.
 		err = c.werr
-		if err == nil && c.failure() != nil && !c.disconnected() {
-			err = c.failure()
+		if err == nil && c.Failure() != nil && !c.disconnected() {
+			err = c.Failure()
 		}
 	case <-time.After(time.Until(deadline)):
 		err = fmt.Errorf("MQTT connection to %s: DISCONNECT not written by the close deadline", c.addr)
@@ -425,3 +425,7 @@ func (c *conn) close(deadline time.Time) error {
 	<-c.readDone
 	return err
 }
+
+// Done is closed once the connection has failed or was closed
+// (driver.LinkConn).
+func (c *conn) Done() <-chan struct{} { return c.done }

@@ -325,7 +325,7 @@ func EndSession(ctx context.Context, ep driver.Endpoint, addr string, v Version,
 	if err != nil {
 		return err
 	}
-	return c.close(time.Now().Add(5 * time.Second))
+	return c.CloseBy(time.Now().Add(5 * time.Second))
 }
 
 // Check logs in to the MQTT broker at ep and disconnects (a wrong user or
@@ -340,7 +340,7 @@ func Check(ctx context.Context, ep driver.Endpoint, v Version) error {
 	if err != nil {
 		return err
 	}
-	return c.close(time.Now().Add(5 * time.Second))
+	return c.CloseBy(time.Now().Add(5 * time.Second))
 }
 
 // Close implements driver.Driver.

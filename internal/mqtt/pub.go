@@ -103,11 +103,11 @@ func (d *Driver) Publisher(ctx context.Context, s driver.PubSpec) (driver.Publis
 	if persistent {
 		d.noteSession(id)
 	}
-	if rm := int(cl.current().serverRecvMax); rm > 0 && p.qos > 0 && rm < p.window {
+	if rm := int(cl.Current().serverRecvMax); rm > 0 && p.qos > 0 && rm < p.window {
 		p.window = rm // MQTT 5: the broker takes no more unconfirmed
 	}
 	p.cl = cl
-	p.last = cl.current()
+	p.last = cl.Current()
 	return p, nil
 }
 
@@ -117,7 +117,7 @@ func (p *publisher) CopiesBody() bool { return true }
 
 // ConnStats implements driver.ConnReporter.
 func (p *publisher) ConnStats() driver.ConnStats {
-	st := p.cl.log.Stats()
+	st := p.cl.Log.Stats()
 	p.mu.Lock()
 	st.InDoubt += p.refused
 	p.mu.Unlock()
@@ -160,13 +160,13 @@ func (p *publisher) Publish(ctx context.Context, m driver.Message) error {
 
 func (p *publisher) publish0(ctx context.Context, topic string, body []byte) error {
 	for {
-		c, err := p.cl.conn(ctx)
+		c, err := p.cl.Conn(ctx)
 		if err != nil {
 			return err
 		}
 		if c != p.last { // a new connection: the old one's unconfirmed sends are in doubt
 			sent := p.sent.Load()
-			p.cl.log.AddInDoubt(int64(sent - p.confirmed.Load()))
+			p.cl.Log.AddInDoubt(int64(sent - p.confirmed.Load()))
 			p.confirmed.Store(sent)
 			p.lastPing, p.last = sent, c
 		}
@@ -224,7 +224,7 @@ func (p *publisher) onPingresp(mark uint64) {
 }
 
 func (p *publisher) publish12(ctx context.Context, topic string, body []byte) error {
-	c, err := p.cl.conn(ctx)
+	c, err := p.cl.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -234,8 +234,8 @@ func (p *publisher) publish12(ctx context.Context, topic string, body []byte) er
 		if err := p.waitWake(ctx, c); err != nil {
 			return err
 		}
-		if c.failure() != nil {
-			if c, err = p.cl.conn(ctx); err != nil {
+		if c.Failure() != nil {
+			if c, err = p.cl.Conn(ctx); err != nil {
 				return err
 			}
 		}
@@ -257,7 +257,7 @@ func (p *publisher) publish12(ctx context.Context, topic string, body []byte) er
 		// Nothing was queued on c. The next connection's resume sends
 		// the busy slots again; if it took its list before this slot was
 		// filled, send it here.
-		if c, err = p.cl.conn(ctx); err != nil {
+		if c, err = p.cl.Conn(ctx); err != nil {
 			return nil // the slot stays: a later connection sends it
 		}
 		p.mu.Lock()
@@ -356,7 +356,7 @@ func (p *publisher) resume(_ context.Context, c *conn) error {
 	}
 	p.mu.Unlock()
 	if resent > 0 { // never on the first connection, before p.cl is set
-		p.cl.log.AddResent(resent)
+		p.cl.Log.AddResent(resent)
 	}
 	p.poke()
 	for _, b := range out {
@@ -372,14 +372,14 @@ func (p *publisher) resume(_ context.Context, c *conn) error {
 // lost connection it waits for the next one.
 func (p *publisher) Flush(ctx context.Context) error {
 	for {
-		c, err := p.cl.conn(ctx)
+		c, err := p.cl.Conn(ctx)
 		if err != nil {
 			return err
 		}
 		if p.qos == 0 {
 			if c != p.last {
 				sent := p.sent.Load()
-				p.cl.log.AddInDoubt(int64(sent - p.confirmed.Load()))
+				p.cl.Log.AddInDoubt(int64(sent - p.confirmed.Load()))
 				p.confirmed.Store(sent)
 				p.lastPing, p.last = sent, c
 			}
@@ -408,7 +408,7 @@ func (p *publisher) Flush(ctx context.Context) error {
 // Close implements driver.Publisher: DISCONNECT and the socket. While the
 // broker is unreachable it stops reconnecting and returns at once.
 func (p *publisher) Close() error {
-	err := p.cl.close(10*time.Second, nil)
+	err := p.cl.Close(10*time.Second, nil)
 	p.mu.Lock()
 	r := p.firstRefusal
 	p.mu.Unlock()
@@ -419,7 +419,7 @@ func (p *publisher) Close() error {
 }
 
 // Abort implements driver.Aborter.
-func (p *publisher) Abort() { p.cl.abort() }
+func (p *publisher) Abort() { p.cl.Abort() }
 
 // randomID is 8 random hex digits.
 func randomID() string {

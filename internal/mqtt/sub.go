@@ -266,16 +266,16 @@ func (s *subscriber) Close() error {
 	if s.ack != scenario.AckClient {
 		s.mu.Lock()
 		var err error
-		if s.pendConn != nil && s.pendConn == s.cl.current() {
+		if s.pendConn != nil && s.pendConn == s.cl.Current() {
 			err = s.flushLocked(true)
 		}
 		s.mu.Unlock()
 		if err != nil {
-			s.cl.abort()
+			s.cl.Abort()
 			return err
 		}
 	}
-	return s.cl.close(10*time.Second, nil)
+	return s.cl.Close(10*time.Second, nil)
 }
 
 // Abort implements driver.Aborter: no more deliveries, no PUBACK, no
@@ -290,14 +290,14 @@ func (s *subscriber) Abort() {
 		close(s.stop)
 	}
 	s.wg.Wait()
-	s.cl.abort()
+	s.cl.Abort()
 }
 
 // Unsubscribe implements driver.Subscriber: UNSUBSCRIBE and DISCONNECT.
 // A durable subscriber's session, empty now, is ended by Purge.
 func (s *subscriber) Unsubscribe() error {
 	s.quiesce()
-	return s.cl.close(10*time.Second, func(ctx context.Context, c *conn) error {
+	return s.cl.Close(10*time.Second, func(ctx context.Context, c *conn) error {
 		if len(s.filters) == 0 {
 			return nil
 		}
@@ -313,4 +313,4 @@ func (s *subscriber) Unsubscribe() error {
 }
 
 // ConnStats implements driver.ConnReporter.
-func (s *subscriber) ConnStats() driver.ConnStats { return s.cl.log.Stats() }
+func (s *subscriber) ConnStats() driver.ConnStats { return s.cl.Log.Stats() }
