@@ -8,13 +8,8 @@ package mosquitto
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"time"
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
@@ -100,32 +95,13 @@ func newBroker(ctx context.Context, _ string, log io.Writer) (broker.Broker, err
 	return New(Config{}), nil
 }
 
-// state is what `pslab broker start mosquitto` leaves for `stop` (0600:
-// it holds the generated password).
-type state struct {
-	PID      int    `json:"pid"`
-	URL      string `json:"url"`
-	User     string `json:"user"`
-	Password string `json:"password"`
-	Dir      string `json:"dir"`
-}
-
 // StatePath is where `pslab broker start mosquitto` keeps its state.
-func StatePath() string { return filepath.Join(broker.CacheDir(), Name+".state.json") }
-
-func readState() (state, error) {
-	var st state
-	data, err := os.ReadFile(StatePath())
-	if err != nil {
-		return st, err
-	}
-	return st, json.Unmarshal(data, &st)
-}
+func StatePath() string { return broker.DetachedPath(Name) }
 
 // start runs a Mosquitto on 127.0.0.1:1883 and leaves it running.
 func start(ctx context.Context, out, log io.Writer) error {
-	if st, err := readState(); err == nil && broker.ProcessAlive(st.PID) {
-		return fmt.Errorf("%s is already running (pid %d, %s); stop it first with `pslab broker stop %s`", Name, st.PID, st.URL, Name)
+	if err := broker.CheckNoDetached(Name); err != nil {
+		return err
 	}
 	if _, err := Binary(); err != nil {
 		if err := Install(ctx, out, log); err != nil {
@@ -133,19 +109,10 @@ func start(ctx context.Context, out, log io.Writer) error {
 		}
 	}
 	m := New(Config{Port: 1883, Detached: true})
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ep, err := m.Start(sctx, broker.LoopbackHost{})
+	st, _, err := broker.StartDetached(Name, m, func(ep driver.Endpoint) broker.Detached {
+		return broker.Detached{Name: Name, PID: m.PID(), URL: ep.URL, User: ep.User, Password: ep.Password, Dir: m.Dir()}
+	})
 	if err != nil {
-		return err
-	}
-	st := state{PID: m.PID(), URL: ep.URL, User: ep.User, Password: ep.Password, Dir: m.Dir()}
-	data, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.MkdirAll(broker.CacheDir(), 0o700); err != nil {
-		return err
-	}
-	if err := os.WriteFile(StatePath(), data, 0o600); err != nil {
-		_ = m.Stop(context.Background())
 		return err
 	}
 	fmt.Fprintf(out, "%s running, pid %d\nurl:      %s\nuser:     %s\npassword: %s\n(give --url %s=mqtt://USER:PASSWORD@127.0.0.1:1883; state in %s)\n",
@@ -154,25 +121,4 @@ func start(ctx context.Context, out, log io.Writer) error {
 }
 
 // stop stops what start left running and removes its run directory.
-func stop(ctx context.Context, out io.Writer) error {
-	st, err := readState()
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no %s started by `pslab broker start` (no %s)", Name, StatePath())
-	}
-	if err != nil {
-		return err
-	}
-	if broker.ProcessAlive(st.PID) {
-		if err := broker.StopDetached(ctx, st.PID, 10*time.Second); err != nil {
-			return err
-		}
-	}
-	if st.Dir != "" {
-		os.RemoveAll(st.Dir)
-	}
-	if err := os.Remove(StatePath()); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s stopped (pid %d)\n", Name, st.PID)
-	return nil
-}
+func stop(ctx context.Context, out io.Writer) error { return broker.StopDetachedBroker(ctx, Name, out) }

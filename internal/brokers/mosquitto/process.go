@@ -43,8 +43,7 @@ type Mosquitto struct {
 	cfg Config
 
 	mu          sync.Mutex
-	cmd         *exec.Cmd
-	exited      chan struct{}
+	proc        *broker.Proc // from Start to Stop
 	host        broker.Host
 	conf        config
 	dir         string
@@ -114,10 +113,10 @@ func (m *Mosquitto) Settings() map[string]string {
 func (m *Mosquitto) PID() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil || m.cmd.Process == nil {
+	if m.proc == nil {
 		return 0
 	}
-	return m.cmd.Process.Pid
+	return m.proc.PID()
 }
 
 // Dir is the run directory ("" before Start and after Stop).
@@ -134,7 +133,7 @@ func (m *Mosquitto) Start(ctx context.Context, h broker.Host) (driver.Endpoint, 
 		return driver.Endpoint{}, err
 	}
 	m.mu.Lock()
-	if m.cmd != nil || m.dir != "" {
+	if m.proc != nil || m.dir != "" {
 		m.mu.Unlock()
 		return driver.Endpoint{}, errors.New("mosquitto: already started")
 	}
@@ -158,13 +157,12 @@ func (m *Mosquitto) Start(ctx context.Context, h broker.Host) (driver.Endpoint, 
 	m.dir, m.host, m.password = dir, h, broker.RandomSecret()
 	m.conf = config{ListenIP: h.ListenIP(), Port: port, Dir: dir, User: runAs}
 	err = m.writeFilesLocked()
-	var exited <-chan struct{}
-	if err == nil {
-		exited, err = m.launchLocked(bin)
-	}
+	proc := &broker.Proc{What: "mosquitto", Host: h, Log: m.logPath(), Addr: m.addrLocked(), Timeout: m.cfg.StartTimeout,
+		Command: func() *exec.Cmd { return exec.Command(bin, "-c", m.confPath()) }}
+	m.proc = proc
 	m.mu.Unlock()
 	if err == nil {
-		err = m.waitReady(ctx, exited)
+		err = proc.Launch(ctx)
 	}
 	if err != nil {
 		_ = m.Stop(context.Background())
@@ -208,49 +206,14 @@ func (m *Mosquitto) writeFilesLocked() error {
 func (m *Mosquitto) confPath() string { return filepath.Join(m.dir, "mosquitto.conf") }
 func (m *Mosquitto) logPath() string  { return filepath.Join(m.dir, "mosquitto.log") }
 
-// launchLocked starts the process on m.host. Called with m.mu held.
-func (m *Mosquitto) launchLocked(bin string) (<-chan struct{}, error) {
-	logf, err := os.OpenFile(m.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin, "-c", m.confPath())
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := m.host.Start(cmd); err != nil {
-		return nil, fmt.Errorf("start mosquitto: %w", err)
-	}
-	exited := make(chan struct{})
-	m.cmd, m.exited = cmd, exited
-	go func() { _ = cmd.Wait(); close(exited) }()
-	return exited, nil
-}
-
-func (m *Mosquitto) waitReady(ctx context.Context, exited <-chan struct{}) error {
-	timeout := m.cfg.StartTimeout
-	if timeout == 0 {
-		timeout = 15 * time.Second
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	m.mu.Lock()
-	d, addr := m.host.Dialer(), m.addrLocked()
-	m.mu.Unlock()
-	if err := broker.WaitTCP(wctx, d, addr, exited); err != nil {
-		return fmt.Errorf("mosquitto at %s not ready within %s: %w; last output: %s (log: %s)", addr, timeout, err, broker.TailFile(m.logPath(), 3), m.logPath())
-	}
-	return nil
-}
-
 // Exited implements broker.Watched.
 func (m *Mosquitto) Exited() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil {
+	if m.proc == nil {
 		return nil
 	}
-	return broker.ExitedOnItsOwn("mosquitto", m.cmd, m.exited, m.logPath())
+	return m.proc.Exited()
 }
 
 // Kill implements broker.Restartable: SIGKILL, as a crash; the run
@@ -258,36 +221,22 @@ func (m *Mosquitto) Exited() error {
 func (m *Mosquitto) Kill() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil {
+	if m.proc == nil {
 		return errors.New("mosquitto: not running")
 	}
-	err := broker.KillProcessGroup(m.cmd.Process.Pid, m.exited)
-	m.cmd = nil
-	return err
+	return m.proc.Kill()
 }
 
 // Restart implements broker.Restartable: the same configuration, address,
 // password and persistence file.
 func (m *Mosquitto) Restart(ctx context.Context) error {
-	bin, err := Binary()
-	if err != nil {
-		return err
-	}
 	m.mu.Lock()
-	if m.cmd != nil {
-		m.mu.Unlock()
-		return errors.New("mosquitto: restart while running (Kill first)")
-	}
-	if m.dir == "" {
-		m.mu.Unlock()
+	proc := m.proc
+	m.mu.Unlock()
+	if proc == nil {
 		return errors.New("mosquitto: restart of a broker that was never started (or was stopped)")
 	}
-	exited, err := m.launchLocked(bin)
-	m.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return m.waitReady(ctx, exited)
+	return proc.Relaunch(ctx)
 }
 
 // Stop implements broker.Broker: SIGTERM (Mosquitto writes its store and
@@ -297,9 +246,9 @@ func (m *Mosquitto) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var err error
-	if m.cmd != nil {
-		err = broker.StopProcessGroup(ctx, m.cmd.Process.Pid, m.exited, 10*time.Second)
-		m.cmd = nil
+	if m.proc != nil {
+		err = m.proc.Stop(ctx, 10*time.Second)
+		m.proc = nil
 	}
 	if m.dir != "" {
 		os.RemoveAll(m.dir)
@@ -314,7 +263,7 @@ func (m *Mosquitto) Stop(ctx context.Context) error {
 func (m *Mosquitto) setPersistence(ctx context.Context, on bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil {
+	if m.proc == nil || m.proc.PID() == 0 {
 		return errors.New("mosquitto: not running")
 	}
 	if m.persistence == on {
@@ -326,7 +275,7 @@ func (m *Mosquitto) setPersistence(ctx context.Context, on bool) error {
 	if err := writeOwned(m.confPath(), []byte(m.conf.render()), m.conf.User); err != nil {
 		return err
 	}
-	if err := m.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := m.proc.Signal(syscall.SIGHUP); err != nil {
 		return fmt.Errorf("mosquitto: reload its configuration: %w", err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -337,7 +286,7 @@ func (m *Mosquitto) setPersistence(ctx context.Context, on bool) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-m.exited:
+		case <-m.proc.Done():
 			return fmt.Errorf("mosquitto exited while reloading its configuration; last output: %s", broker.TailFile(m.logPath(), 3))
 		case <-time.After(20 * time.Millisecond):
 		}
