@@ -184,6 +184,9 @@ func (a *Artemis) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	if err != nil {
 		return driver.Endpoint{}, err
 	}
+	if err := pinSyncTimeouts(filepath.Join(a.InstanceDir(), "etc", "broker.xml")); err != nil {
+		return driver.Endpoint{}, fmt.Errorf("artemis: %w", err)
+	}
 	ip := h.ListenIP()
 	addr := net.JoinHostPort(ip, strconv.Itoa(a.cfg.Port))
 	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer(), AdminDialer: adminDialer(h)}

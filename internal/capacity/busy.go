@@ -1,0 +1,39 @@
+package capacity
+
+import "pslab/internal/results"
+
+// BusyAttempts: a probe or fixed-load run measured while processes
+// outside the run used the machine (flag machine-busy: another lab, a
+// build, anything using 10 % of the machine or more) says nothing about
+// the broker, so it is run again at the same load, up to this many
+// attempts in a row; the last one counts whatever the machine did, and
+// keeps its flag. On a shared 2-core machine another program's burst
+// moved verdicts both ways (the capacity pilots' first attempt, with
+// 110-150 % of the machine used by others, put core NATS 1/1/1 at a
+// third of its quiet capacity).
+const BusyAttempts = 3
+
+// busy reports whether r was measured on a busy machine.
+func busy(r *results.Record) bool {
+	_, ok := results.Flagged(r.Flags, results.FlagMachineBusy)
+	return ok
+}
+
+// counted drops the records of a sequence (one search's probes, one
+// level's runs, in the order they ran) that were run again because the
+// machine was busy: a busy record counts only as the BusyAttempts-th in
+// a row. It returns the records that count and how many were dropped.
+func counted(recs []*results.Record) ([]*results.Record, int) {
+	var out []*results.Record
+	run, dropped := 0, 0
+	for _, r := range recs {
+		if busy(r) && run+1 < BusyAttempts {
+			run++
+			dropped++
+			continue
+		}
+		run = 0
+		out = append(out, r)
+	}
+	return out, dropped
+}
