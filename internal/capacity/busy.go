@@ -2,7 +2,7 @@ package capacity
 
 import "pslab/internal/results"
 
-// BusyAttempts: a probe or fixed-load run measured while processes
+// BusyAttempts is Params.BusyAttempts by default: a probe or fixed-load run measured while processes
 // outside the run used the machine (flag machine-busy: another lab, a
 // build, anything using 10 % of the machine or more) says nothing about
 // the broker, so it is run again at the same load, up to this many
@@ -21,13 +21,13 @@ func busy(r *results.Record) bool {
 
 // counted drops the records of a sequence (one search's probes, one
 // level's runs, in the order they ran) that were run again because the
-// machine was busy: a busy record counts only as the BusyAttempts-th in
-// a row. It returns the records that count and how many were dropped.
-func counted(recs []*results.Record) ([]*results.Record, int) {
+// machine was busy: a busy record counts only as the attempts-th in a
+// row. It returns the records that count and how many were dropped.
+func counted(recs []*results.Record, attempts int) ([]*results.Record, int) {
 	var out []*results.Record
 	run, dropped := 0, 0
 	for _, r := range recs {
-		if busy(r) && run+1 < BusyAttempts {
+		if busy(r) && run+1 < attempts {
 			run++
 			dropped++
 			continue

@@ -57,12 +57,17 @@ type Params struct {
 	LatencyTarget                  float64
 	LatencyMinReps, LatencyMaxReps int
 	// DefaultStart is the pilot's start with neither a prior nor a link's
-	// bound; MaxLoadFactor caps the loads at this many times the start.
-	DefaultStart  float64
-	MaxLoadFactor float64
+	// bound; MaxLoadFactor caps the loads at this many times a start from
+	// a prior or the link's bound, DefaultMaxLoadFactor times a default
+	// start (which says nothing about the row).
+	DefaultStart                        float64
+	MaxLoadFactor, DefaultMaxLoadFactor float64
 	// MinWindowSends is the fewest sends a probe's window must hold: the
 	// lowest load probed is MinWindowSends / window.
 	MinWindowSends float64
+	// BusyAttempts: a probe or run on a busy machine is run again, up to
+	// this many attempts in a row (busy.go; 1: never again).
+	BusyAttempts int
 	// Priors are offered loads by row (PriorKey) from earlier records
 	// (paper mode: the delivered rate at saturation).
 	Priors map[string]float64
@@ -79,7 +84,8 @@ func DefaultParams() Params {
 		Loads:          []float64{0.25, 0.5, 0.8},
 		LatencyTarget:  0.05,
 		LatencyMinReps: 3, LatencyMaxReps: 10,
-		DefaultStart: 1000, MaxLoadFactor: 16, MinWindowSends: 20,
+		DefaultStart: 1000, MaxLoadFactor: 16, DefaultMaxLoadFactor: 10000, MinWindowSends: 20,
+		BusyAttempts: BusyAttempts,
 	}
 }
 
@@ -139,7 +145,7 @@ func (p Params) Check() error {
 	pos("--tolerance", p.Tolerance)
 	pos("the pilot's resolution", p.PilotResolution)
 	pos("the ramp step", p.Step)
-	if p.Resolution >= p.PilotResolution*4 {
+	if p.Resolution > p.PilotResolution {
 		bad = append(bad, fmt.Sprintf("--resolution %g %% is coarser than the pilot's", 100*p.Resolution))
 	}
 	if p.Tolerance >= 0.5 {

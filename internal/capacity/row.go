@@ -122,12 +122,16 @@ func (p Params) Analyze(row lab.PolicyRow, recs []results.Record) Row {
 		rw.Start, rw.StartFrom = pr[0].Probe.Start, pr[0].Probe.StartFrom
 	}
 	rw.Min = p.MinWindowSends / ph.Window.Seconds()
-	rw.Max = math.Max(rw.Start*p.MaxLoadFactor, rw.Min)
+	factor := p.MaxLoadFactor
+	if rw.StartFrom == FromDefault {
+		factor = p.DefaultMaxLoadFactor
+	}
+	rw.Max = math.Max(rw.Start*factor, rw.Min)
 	step := p.PilotStep
 	if rw.StartFrom != FromDefault {
 		step = p.PriorStep
 	}
-	rw.Pilot = replaySearch(0, SearchParams{Start: rw.Start, Step: step, Resolution: p.PilotResolution,
+	rw.Pilot = p.replaySearch(0, SearchParams{Start: rw.Start, Step: step, Resolution: p.PilotResolution,
 		Min: rw.Min, Max: rw.Max, MaxProbes: p.MaxProbes}, probes[0])
 	if !rw.Pilot.State.Done {
 		return rw
@@ -152,7 +156,7 @@ func (p Params) Analyze(row lab.PolicyRow, recs []results.Record) Row {
 		if len(probes[k]) == 0 && rw.wantSearches(p) < k {
 			break
 		}
-		s := replaySearch(k, counted, probes[k])
+		s := p.replaySearch(k, counted, probes[k])
 		rw.Searches = append(rw.Searches, s)
 		if !s.State.Done {
 			return rw
@@ -234,8 +238,8 @@ func logs(xs []float64) []float64 {
 	return out
 }
 
-func replaySearch(k int, sp SearchParams, all []*results.Record) Search {
-	probes, dropped := counted(all)
+func (p Params) replaySearch(k int, sp SearchParams, all []*results.Record) Search {
+	probes, dropped := counted(all, p.BusyAttempts)
 	steps := make([]Step, len(probes))
 	for i, r := range probes {
 		steps[i] = Step{Load: r.Probe.OfferedPerS, Sustained: r.Probe.Sustained}
@@ -250,7 +254,7 @@ func (p Params) levels(row lab.PolicyRow, rw Row, runs map[float64][]*results.Re
 		lv := Level{Fraction: f, Load: f * rw.Capacity}
 		for k, rs := range runs {
 			if math.Abs(k-f) < 1e-9 {
-				lv.Runs, lv.Busy = counted(rs)
+				lv.Runs, lv.Busy = counted(rs, p.BusyAttempts)
 			}
 		}
 		if first := firstRun(runs, f); first != nil {

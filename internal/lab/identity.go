@@ -32,44 +32,45 @@ func configOf(b broker.Broker, log io.Writer) string {
 }
 
 // setAsideOtherBuilds returns the finished records of a resumed run that
-// count: those made by this pslab build (all of them with ForceMixed).
-// The others are moved to records.superseded.jsonl, and said.
-func setAsideOtherBuilds(b *results.Bundle, o Options, log io.Writer) ([]results.Record, error) {
+// count: those made by this pslab build (all of them with ForceMixed),
+// and those set aside: the others, moved to records.superseded.jsonl
+// (their repetition numbers stay taken), and said.
+func setAsideOtherBuilds(b *results.Bundle, o Options, log io.Writer) (kept, aside []results.Record, err error) {
 	build := Version()
 	other := func(r *results.Record) bool { return r.Versions.Pslab != build }
 	return setAsideFinished(b, o, other, log, fmt.Sprintf("made by another pslab build than this one (%s)", build))
 }
 
 // setAsideFinished moves the finished records for which other holds out
-// of the bundle (unless ForceMixed) and returns those left.
-func setAsideFinished(b *results.Bundle, o Options, other func(*results.Record) bool, log io.Writer, why string) ([]results.Record, error) {
-	var keep []results.Record
+// of the bundle (unless ForceMixed) and returns those left and those
+// moved.
+func setAsideFinished(b *results.Bundle, o Options, other func(*results.Record) bool, log io.Writer, why string) (kept, aside []results.Record, err error) {
 	builds := map[string]int{}
 	for i := range o.Finished {
 		r := &o.Finished[i]
 		if other(r) {
 			builds[r.IdentityOf().String()]++
-			if o.ForceMixed {
-				keep = append(keep, *r)
+			if !o.ForceMixed {
+				aside = append(aside, *r)
+				continue
 			}
-			continue
 		}
-		keep = append(keep, *r)
+		kept = append(kept, *r)
 	}
 	if len(builds) == 0 {
-		return o.Finished, nil
+		return o.Finished, nil, nil
 	}
 	if o.ForceMixed {
 		fmt.Fprintf(log, "note: --force: finished records %s count toward their rows (%v): those rows mix, and the report says so\n", why, builds)
-		return keep, nil
+		return kept, nil, nil
 	}
 	n, err := b.SetAside(func(r *results.Record) bool { return r.Finished() && other(r) })
 	if err != nil {
-		return nil, fmt.Errorf("set aside records %s: %w", why, err)
+		return nil, nil, fmt.Errorf("set aside records %s: %w", why, err)
 	}
 	fmt.Fprintf(log, "%d finished record(s) %s (%v) set aside in %s: their rows start over (resume with --force to count them, mixing)\n",
 		n, why, builds, results.SupersededFile)
-	return keep, nil
+	return kept, aside, nil
 }
 
 // setAsideOtherConfigs, once broker bName runs on network net with
@@ -81,7 +82,7 @@ func (lr *labRun) setAsideOtherConfigs(s *schedule, bName, net, config string) e
 		return r.Suite == lr.p.Suite.Name && r.Broker == bName && r.Network.Profile == net
 	}
 	other := func(r *results.Record) bool { return mine(r) && r.BrokerConfig != config }
-	kept, err := setAsideFinished(lr.bundle, lr.o, other, lr.o.Log,
+	kept, _, err := setAsideFinished(lr.bundle, lr.o, other, lr.o.Log,
 		fmt.Sprintf("of %s on %s made with another broker configuration than now (%s)", bName, net, config))
 	if err != nil {
 		return err

@@ -86,6 +86,7 @@ type Options struct {
 	// broker configuration toward their rows (resume --force); otherwise
 	// they are set aside and their rows start over (identity.go).
 	ForceMixed bool
+	aside      []results.Record // finished records set aside: their repetition numbers stay taken
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -283,7 +284,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if o.Policy != nil {
 		o.floor = measureFloor(log)
 	}
-	if o.Finished, err = setAsideOtherBuilds(bundle, o, log); err != nil {
+	if o.Finished, o.aside, err = setAsideOtherBuilds(bundle, o, log); err != nil {
 		return nil, err
 	}
 	o.Parallel = p.Parallel // the plan's: the flag over the file's

@@ -92,6 +92,11 @@ func newSchedule(p Plan, o Options, b, net string, seed int64) *schedule {
 				r.add(f)
 			}
 		}
+		for _, f := range o.aside {
+			if f.Suite == p.Suite.Name && f.CaseID == c.ID && f.Broker == b && f.Network.Profile == net {
+				r.used[f.Rep] = true
+			}
+		}
 		s.rows = append(s.rows, r)
 	}
 	return s
