@@ -29,7 +29,7 @@ type capacityFlags struct {
 	latencyReps, latencyMaxReps   int
 	priors                        []string
 	start                         float64
-	maxProbes                     int
+	maxProbes, busyAttempts       int
 }
 
 // capacityCommand names capacity runs in run.json (lab.RunInfo.Command).
@@ -108,6 +108,7 @@ func addCapacityFlags(cmd *cobra.Command, cf *capacityFlags) {
 	fl.StringArrayVar(&cf.priors, "prior", nil, "records (paper mode) whose delivered rate per row is where the row's pilot search starts, e.g. results/gaddah-kunz-repro/gaddah-kunz-set1 (repeatable)")
 	fl.Float64Var(&cf.start, "start", 1000, "offered msgs/s where a row's pilot starts when it has no prior and no emulated link")
 	fl.IntVar(&cf.maxProbes, "max-probes", 14, "at most this many probes per search")
+	fl.IntVar(&cf.busyAttempts, "busy-attempts", capacity.BusyAttempts, "a probe measured while other processes used the machine (flag machine-busy) runs again, up to this many attempts in a row (1: never again)")
 }
 
 // capacityParams turns the flags into the search's parameters; every
@@ -140,6 +141,10 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 	}
 	p.LatencyMinReps, p.LatencyMaxReps = cf.latencyReps, cf.latencyMaxReps
 	p.MaxProbes = cf.maxProbes
+	p.BusyAttempts = cf.busyAttempts
+	if cf.busyAttempts < 1 {
+		bad = append(bad, fmt.Sprintf("--busy-attempts must be at least 1, got %d", cf.busyAttempts))
+	}
 	if cf.start <= 0 {
 		bad = append(bad, fmt.Sprintf("--start must be positive, got %g", cf.start))
 	}
@@ -173,10 +178,8 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 		bad = append(bad, err.Error())
 	}
 	p.Priors = priors
-	if len(bad) == 0 {
-		if err := p.Check(); err != nil {
-			bad = append(bad, err.Error())
-		}
+	if err := p.Check(); err != nil { // on what parsed: a flag that did not is said above
+		bad = append(bad, err.Error())
 	}
 	if len(bad) > 0 {
 		return p, badInput(errors.New(strings.Join(bad, "\n")))
