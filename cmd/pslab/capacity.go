@@ -343,35 +343,18 @@ func runCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityFlag
 func runCapacityPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, p capacity.Params, root string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
-	failed := 0
-	for _, pl := range plans {
-		o := opts
-		o.Out = outDir(root, pl.Suite.Name, len(plans) > 1)
-		for _, n := range pl.Notes {
-			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: capacity of %d case(s) x %d broker(s) x %d network(s): searches to ±%g %% resolution, %d-%d counted per row for ±%g %%, loads %s -> %s\n",
-			pl.Suite.Name, len(pl.Cases), len(pl.Brokers), len(pl.Networks), 100*p.Resolution, p.MinSearches, p.MaxSearches, 100*p.Target, loadsText(p.Loads), o.Out)
-		sum, err := lab.Run(ctx, pl, o)
-		if sum != nil {
-			failed += sum.Failed
-			if len(sum.Records) > 0 || holdsRecords(o.Out) {
-				if werr := writeCapacityOutputs(cmd, p, o.Out, sum.Wall); werr != nil && err == nil {
-					err = werr
-				}
+	return runPlansWith(ctx, cmd, plans, opts, root, planOutput{
+		describe: func(lab.Plan) string {
+			return fmt.Sprintf("in capacity mode: searches to ±%g %% resolution, %d-%d counted per row for ±%g %%, loads %s",
+				100*p.Resolution, p.MinSearches, p.MaxSearches, 100*p.Target, loadsText(p.Loads))
+		},
+		after: func(_ lab.Plan, sum *lab.Summary) error {
+			if len(sum.Records) == 0 && !holdsRecords(sum.Bundle) {
+				return nil
 			}
-		}
-		if ie, ok := interruption(ctx, err); ok {
-			return ie
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d case run(s) failed (see the error field of their records)", failed)
-	}
-	return nil
+			return writeCapacityOutputs(cmd, p, sum.Bundle, sum.Wall)
+		},
+	})
 }
 
 func loadsText(loads []float64) string {
@@ -462,15 +445,11 @@ func storedCapacityRun(cmd *cobra.Command, files []string, rf resumeFlags) (lab.
 	if info.Command != capacityCommand {
 		return info, nil, sf, scf, badInputf("%s is a run of pslab run, not of pslab capacity: resume it with pslab run --resume %s", rf.dir, rf.dir)
 	}
-	stored := &cobra.Command{Use: capacityCommand}
-	addRunFlags(stored, &sf, true)
-	addCapacityFlags(stored, &scf)
-	stored.SetErr(cmd.ErrOrStderr())
-	stored.SetOut(cmd.OutOrStdout())
-	if err := stored.Flags().Parse(info.Args); err != nil {
-		return info, nil, sf, scf, badInputf("%s: args: %v", filepath.Join(rf.dir, lab.RunInfoFile), err)
-	}
-	return info, stored, sf, scf, nil
+	stored, err := storedCommand(cmd, capacityCommand, info, rf.dir, func(c *cobra.Command) {
+		addRunFlags(c, &sf, true)
+		addCapacityFlags(c, &scf)
+	})
+	return info, stored, sf, scf, err
 }
 
 func newCapacityTableCmd() *cobra.Command {
@@ -539,13 +518,14 @@ func bundleParams(cmd *cobra.Command, dir string) (capacity.Params, error) {
 	if info.Command != capacityCommand {
 		return capacity.Params{}, badInputf("%s was not made by pslab capacity", dir)
 	}
-	stored := &cobra.Command{Use: capacityCommand}
 	var sf runFlags
 	var scf capacityFlags
-	addRunFlags(stored, &sf, true)
-	addCapacityFlags(stored, &scf)
-	if err := stored.Flags().Parse(info.Args); err != nil {
-		return capacity.Params{}, badInputf("%s: args: %v", filepath.Join(infoDir, lab.RunInfoFile), err)
+	stored, err := storedCommand(cmd, capacityCommand, info, infoDir, func(c *cobra.Command) {
+		addRunFlags(c, &sf, true)
+		addCapacityFlags(c, &scf)
+	})
+	if err != nil {
+		return capacity.Params{}, err
 	}
 	scf.priors = nil // the probes say where their searches started
 	return capacityParams(stored, sf, scf)

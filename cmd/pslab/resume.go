@@ -82,13 +82,10 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 	if info.Command != "" {
 		return badInputf("%s is a run of pslab %s: resume it with pslab %s --resume %s", rf.dir, info.Command, info.Command, rf.dir)
 	}
-	stored := &cobra.Command{Use: "run"}
 	var sf runFlags
-	addRunFlags(stored, &sf, true)
-	stored.SetErr(cmd.ErrOrStderr())
-	stored.SetOut(cmd.OutOrStdout())
-	if err := stored.Flags().Parse(info.Args); err != nil {
-		return badInputf("%s: args: %v", filepath.Join(rf.dir, lab.RunInfoFile), err)
+	stored, err := storedCommand(cmd, "run", info, rf.dir, func(c *cobra.Command) { addRunFlags(c, &sf, true) })
+	if err != nil {
+		return err
 	}
 	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
 	if cmd.Flags().Changed("parallel") { // how many labs is not what is measured
@@ -107,6 +104,19 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 		return err
 	}
 	return runPlans(cmd, plans, opts, rf.dir)
+}
+
+// storedCommand is the command a run was started with, its flags (those
+// add registers) parsed from the run.json in dir.
+func storedCommand(cmd *cobra.Command, name string, info lab.RunInfo, dir string, add func(*cobra.Command)) (*cobra.Command, error) {
+	stored := &cobra.Command{Use: name}
+	add(stored)
+	stored.SetErr(cmd.ErrOrStderr())
+	stored.SetOut(cmd.OutOrStdout())
+	if err := stored.Flags().Parse(info.Args); err != nil {
+		return nil, badInputf("%s: args: %v", filepath.Join(dir, lab.RunInfoFile), err)
+	}
+	return stored, nil
 }
 
 // checkResume checks a resume of the run in rf.dir before anything is

@@ -100,24 +100,24 @@ var (
 
 // Bound is the latency bound of network profile prof.
 func (p Params) Bound(prof netem.Profile) time.Duration {
-	if b, ok := p.LatencyBound[prof.Name]; ok {
-		return b
-	}
-	if prof.Shaped() {
-		return DefaultBoundShaped
-	}
-	return DefaultBoundUnshaped
+	return perNetwork(p.LatencyBound, prof, DefaultBoundShaped, DefaultBoundUnshaped)
 }
 
 // PhasesFor are the probes' phases on network profile prof.
 func (p Params) PhasesFor(prof netem.Profile) Phases {
-	if ph, ok := p.Phases[prof.Name]; ok {
-		return ph
+	return perNetwork(p.Phases, prof, DefaultPhasesShaped, DefaultPhasesUnshaped)
+}
+
+// perNetwork is prof's value in m, else the default for a shaped or an
+// unshaped profile.
+func perNetwork[T any](m map[string]T, prof netem.Profile, shaped, unshaped T) T {
+	if v, ok := m[prof.Name]; ok {
+		return v
 	}
 	if prof.Shaped() {
-		return DefaultPhasesShaped
+		return shaped
 	}
-	return DefaultPhasesUnshaped
+	return unshaped
 }
 
 // Criteria on network profile prof.

@@ -292,6 +292,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
 	lr.pr.labs = p.labsByNetwork(o)
+	lr.pr.policy = o.Policy
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {

@@ -117,3 +117,15 @@ func (s *schedule) runFor(r *row) (scenario.Case, func(*results.Record)) {
 	}
 	return run.Case, run.Judge
 }
+
+// policyRuns is the policy's estimate of the runs of broker b's rows on a
+// network not started yet (progress.plannedRuns).
+func (pr *progress) policyRuns(b string) (least, most int) {
+	for _, c := range pr.plan.Cases {
+		if c.ForBroker(b) {
+			l, m := pr.policy.Left(PolicyRow{Suite: pr.plan.Suite.Name, Broker: b, Case: c}, nil)
+			least, most = least+max(l, 1), most+max(m, l, 1)
+		}
+	}
+	return least, most
+}
