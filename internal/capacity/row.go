@@ -131,8 +131,9 @@ func (p Params) Analyze(row lab.PolicyRow, recs []results.Record) Row {
 	if rw.StartFrom != FromDefault {
 		step = p.PriorStep
 	}
+	attempts := p.busyAttemptsOn(row.Link)
 	rw.Pilot = p.replaySearch(0, SearchParams{Start: rw.Start, Step: step, Resolution: p.PilotResolution,
-		Min: rw.Min, Max: rw.Max, MaxProbes: p.MaxProbes}, probes[0])
+		Min: rw.Min, Max: rw.Max, MaxProbes: p.MaxProbes}, probes[0], attempts)
 	if !rw.Pilot.State.Done {
 		return rw
 	}
@@ -156,7 +157,7 @@ func (p Params) Analyze(row lab.PolicyRow, recs []results.Record) Row {
 		if len(probes[k]) == 0 && rw.wantSearches(p) < k {
 			break
 		}
-		s := p.replaySearch(k, counted, probes[k])
+		s := p.replaySearch(k, counted, probes[k], attempts)
 		rw.Searches = append(rw.Searches, s)
 		if !s.State.Done {
 			return rw
@@ -238,8 +239,8 @@ func logs(xs []float64) []float64 {
 	return out
 }
 
-func (p Params) replaySearch(k int, sp SearchParams, all []*results.Record) Search {
-	probes, dropped := counted(all, p.BusyAttempts)
+func (p Params) replaySearch(k int, sp SearchParams, all []*results.Record, attempts int) Search {
+	probes, dropped := counted(all, attempts)
 	steps := make([]Step, len(probes))
 	for i, r := range probes {
 		steps[i] = Step{Load: r.Probe.OfferedPerS, Sustained: r.Probe.Sustained}
@@ -254,7 +255,7 @@ func (p Params) levels(row lab.PolicyRow, rw Row, runs map[float64][]*results.Re
 		lv := Level{Fraction: f, Load: f * rw.Capacity}
 		for k, rs := range runs {
 			if math.Abs(k-f) < 1e-9 {
-				lv.Runs, lv.Busy = counted(rs, p.BusyAttempts)
+				lv.Runs, lv.Busy = counted(rs, p.busyAttemptsOn(row.Link))
 			}
 		}
 		if first := firstRun(runs, f); first != nil {
