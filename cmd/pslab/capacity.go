@@ -30,6 +30,7 @@ type capacityFlags struct {
 	priors                        []string
 	start                         float64
 	maxProbes, busyAttempts       int
+	quietWait                     time.Duration
 }
 
 // capacityCommand names capacity runs in run.json (lab.RunInfo.Command).
@@ -108,6 +109,7 @@ func addCapacityFlags(cmd *cobra.Command, cf *capacityFlags) {
 	fl.StringArrayVar(&cf.priors, "prior", nil, "records (paper mode) whose delivered rate per row is where the row's pilot search starts, e.g. results/gaddah-kunz-repro/gaddah-kunz-set1 (repeatable)")
 	fl.Float64Var(&cf.start, "start", 1000, "offered msgs/s where a row's pilot starts when it has no prior and no emulated link")
 	fl.IntVar(&cf.maxProbes, "max-probes", 14, "at most this many probes per search")
+	fl.DurationVar(&cf.quietWait, "quiet-wait", 2*time.Minute, "before each probe on an unshaped path, wait at most this long for processes outside the run to leave the machine (0: do not wait)")
 	fl.IntVar(&cf.busyAttempts, "busy-attempts", capacity.BusyAttempts, "a probe measured while other processes used the machine (flag machine-busy) runs again, up to this many attempts in a row (1: never again)")
 }
 
@@ -142,6 +144,9 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 	p.LatencyMinReps, p.LatencyMaxReps = cf.latencyReps, cf.latencyMaxReps
 	p.MaxProbes = cf.maxProbes
 	p.BusyAttempts = cf.busyAttempts
+	if cf.quietWait < 0 {
+		bad = append(bad, fmt.Sprintf("--quiet-wait must not be negative, got %s", cf.quietWait))
+	}
 	if cf.busyAttempts < 1 {
 		bad = append(bad, fmt.Sprintf("--busy-attempts must be at least 1, got %d", cf.busyAttempts))
 	}
@@ -298,6 +303,7 @@ func capacityOptions(cmd *cobra.Command, f runFlags, cf capacityFlags) (lab.Opti
 		return opts, p, errors.Join(perr, err)
 	}
 	opts.Policy = capacity.Policy{P: p}
+	opts.QuietWait = cf.quietWait
 	return opts, p, nil
 }
 

@@ -39,7 +39,7 @@ func TestCapacityOnNATS(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	c := exec.Command(bin, "capacity", suite, "--out", out, "--lab", "pslabcap", "--start", "5000", "--resolution", "5%",
 		"--target", "30%", "--reps", "2", "--max-reps", "2", "--max-probes", "8", "--loads", "50", "--latency-reps", "2",
-		"--latency-max-reps", "2", "--phases", "wireline=500ms/1s/1s", "--busy-attempts", "1")
+		"--latency-max-reps", "2", "--phases", "wireline=500ms/1s/1s", "--busy-attempts", "1", "--quiet-wait", "0")
 	c.Env = append(os.Environ(), "PSLAB_CACHE="+filepath.Join(dir, "cache"))
 	log, err := c.CombinedOutput()
 	require.NoError(t, err, string(log))

@@ -60,7 +60,7 @@ func TestCapacityCommandOnFake(t *testing.T) {
 	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
 	out := filepath.Join(dir, "out")
 	log, err := capacityCmd(suite, "--out", out, "--lab", "capcli", "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
-		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1")
+		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
 	require.NoError(t, err, log)
 	assert.Contains(t, log, "latency floor:")
 	assert.Contains(t, log, "elapsed", "progress with the run's ETA")

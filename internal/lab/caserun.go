@@ -69,6 +69,7 @@ type step struct {
 func (cr *caseRun) steps() []step {
 	return []step{
 		{"wait for an idle link", cr.waitIdle},
+		{"wait for a quiet machine", cr.waitQuiet},
 		{"purge before", cr.purgeBefore},
 		{"lift the shaping for set-up", cr.liftShaping},
 		{"run the load", cr.runLoad},

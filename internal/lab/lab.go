@@ -82,6 +82,10 @@ type Options struct {
 	// measured at the run's start (floor).
 	Policy RowPolicy
 	floor  *results.LatencyFloor
+	// QuietWait, when positive, makes each case run on an unshaped path
+	// wait, at most this long, until processes outside the run use less
+	// of the machine than the machine-busy flag allows (quiet.go).
+	QuietWait time.Duration
 	// ForceMixed counts the Finished records of another pslab build or
 	// broker configuration toward their rows (resume --force); otherwise
 	// they are set aside and their rows start over (identity.go).

@@ -188,6 +188,9 @@ type Phases struct {
 	// ReshapeS is how long putting the link's shaping back after an
 	// unshaped connection set-up took (Settings.ConnectUnshaped).
 	ReshapeS float64 `json:"reshape_s,omitempty"`
+	// QuietWaitS is how long the run waited for processes outside it to
+	// leave the machine before it started (lab Options.QuietWait).
+	QuietWaitS float64 `json:"quiet_wait_s,omitempty"`
 }
 
 // Interrupted reports whether the record's case was cut short by the
