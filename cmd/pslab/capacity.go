@@ -304,6 +304,9 @@ func capacityOptions(cmd *cobra.Command, f runFlags, cf capacityFlags) (lab.Opti
 	}
 	opts.Policy = capacity.Policy{P: p}
 	opts.QuietWait = cf.quietWait
+	// Each broker's first case once, unrecorded, before the probes: a
+	// JVM broker just started took no sends in its first probe's window.
+	opts.WarmupRun = true
 	return opts, p, nil
 }
 

@@ -104,12 +104,17 @@ func TestJudgeFails(t *testing.T) {
 	assert.False(t, p.Sustained)
 	assert.False(t, checkOf(p, CheckLost).OK)
 
+	lagging := synthetic(1, 1000, 5, 1, 1, 3)
+	lagging.Result.Counts.SentInWindow = 4900 // 100 ms behind its schedule at the window's end
+	p = Judge(lagging, crit)
+	assert.True(t, checkOf(p, CheckOffered).OK, "a lag within the latency bound: %s", checkOf(p, CheckOffered).Detail)
 	short := synthetic(1, 1000, 5, 1, 1, 3)
-	short.Result.Counts.SentInWindow = 4900 // the publisher fell 2 % behind its schedule
+	short.Result.Counts.SentInWindow = 4500 // 500 ms behind: more than the bound
 	p = Judge(short, crit)
 	assert.False(t, p.Sustained)
 	assert.False(t, checkOf(p, CheckOffered).OK)
-	assert.InDelta(t, 0.98, checkOf(p, CheckOffered).Value, 1e-9)
+	assert.InDelta(t, 0.9, checkOf(p, CheckOffered).Value, 1e-9)
+	assert.InDelta(t, 0.99*0.95, checkOf(p, CheckOffered).Limit, 1e-4)
 
 	failed := &results.Record{Error: "connect: refused"}
 	p = Judge(failed, crit)
