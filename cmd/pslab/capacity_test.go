@@ -27,6 +27,10 @@ func capacityCmd(args ...string) (string, error) {
 const capacitySuite = `suite: capcli
 brokers: [fake]
 networks: [wireline]
+defaults:
+  warmup: 100ms
+  window: 300ms
+  drain: 300ms
 cases:
   - id: "01"
     subscribers: 2
