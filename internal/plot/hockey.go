@@ -132,6 +132,9 @@ func hockeyJob(hc HockeyCase) job {
 				if s, err := plotter.NewScatter(probes); err == nil {
 					s.Color, s.Shape, s.Radius = col, draw.CircleGlyph{}, vg.Points(1.5)
 					p.Add(s)
+					if len(mean) == 0 && len(p99) == 0 {
+						p.Legend.Add(cv.Label+" probes (p99)", s)
+					}
 				}
 			}
 			if cv.Capacity > 0 {
