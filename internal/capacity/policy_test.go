@@ -201,3 +201,33 @@ func TestParamsCheck(t *testing.T) {
 		assert.ErrorContains(t, err, want)
 	}
 }
+
+// TestMarginalFailIsProbedAgain: a probe that fails by a small margin on
+// the backlog alone is probed again at the same load, and that verdict
+// counts; a clear failure counts at once.
+func TestMarginalFailIsProbedAgain(t *testing.T) {
+	p := DefaultParams()
+	row := policyRow()
+	s := &system{capacity: 1e9, rng: rand.New(rand.NewPCG(2, 2))}
+	first, _ := Policy{P: p}.Next(row, nil)
+	rec := s.run(first, 1)
+	// 1.5 % of the due deliveries added to the backlog: a transient.
+	rec.Result.SubSeries[3] -= int64(0.015 * float64(rec.Result.Counts.DueInWindow))
+	first.Judge(&rec)
+	require.False(t, rec.Probe.Sustained, rec.Probe.Why)
+	require.True(t, rec.Probe.Marginal, rec.Probe.Why)
+	recs := []results.Record{rec}
+	again, _ := Policy{P: p}.Next(row, recs)
+	assert.Equal(t, first.Case.Rate, again.Case.Rate, "the same load again")
+	rec2 := s.run(again, 2)
+	recs = append(recs, rec2)
+	next, _ := Policy{P: p}.Next(row, recs)
+	assert.Greater(t, next.Case.Rate, first.Case.Rate, "the second attempt was sustained: the ramp goes on")
+
+	clear := s.run(first, 1)
+	clear.Result.Latency.P99Ms = 900
+	first.Judge(&clear)
+	require.False(t, clear.Probe.Marginal, "a latency failure is not marginal")
+	down, _ := Policy{P: p}.Next(row, []results.Record{clear})
+	assert.Less(t, down.Case.Rate, first.Case.Rate, "a clear failure counts: the ramp goes down")
+}

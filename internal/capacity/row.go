@@ -23,8 +23,8 @@ type Search struct {
 	Index  int // 0: the pilot
 	Params SearchParams
 	// All are the search's probes in the order they ran, Probes those
-	// that count (without the ones run again on a busy machine, busy.go);
-	// Busy how many were run again.
+	// that count (without the ones run again on a busy machine or after a
+	// marginal failure, busy.go); Busy how many were run again.
 	All    []*results.Record
 	Probes []*results.Record
 	Busy   int
@@ -241,6 +241,8 @@ func logs(xs []float64) []float64 {
 
 func (p Params) replaySearch(k int, sp SearchParams, all []*results.Record, attempts int) Search {
 	probes, dropped := counted(all, attempts)
+	probes, again := confirmed(probes)
+	dropped += again
 	steps := make([]Step, len(probes))
 	for i, r := range probes {
 		steps[i] = Step{Load: r.Probe.OfferedPerS, Sustained: r.Probe.Sustained}

@@ -103,6 +103,7 @@ func Judge(r *results.Record, c Criteria) results.Probe {
 		p.Why = "sustained"
 	} else {
 		p.Why = strings.Join(failed, "; ")
+		p.Marginal = marginal(checks, c.Tolerance)
 	}
 	p.ClientSetPct, p.BrokerSetPct = cpuShares(r.Resources)
 	p.LinkUsePct, p.LinkBytesPerM = linkUse(r)
@@ -231,4 +232,31 @@ func round4(x float64) float64 {
 	}
 	e := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
 	return math.Round(x*e) / e
+}
+
+// MarginalFactor: a failing probe is marginal when it failed only on the
+// backlog or arrivals check, by at most this many times the tolerance.
+const MarginalFactor = 3
+
+// marginal reports whether a failed probe failed only by a small margin
+// on the backlog or arrivals check (results.Probe.Marginal).
+func marginal(checks []results.Check, tol float64) bool {
+	for _, c := range checks {
+		if c.OK {
+			continue
+		}
+		switch c.Name {
+		case CheckBacklog:
+			if c.Value > MarginalFactor*tol {
+				return false
+			}
+		case CheckArrivals:
+			if c.Value < 1-MarginalFactor*tol {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

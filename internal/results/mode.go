@@ -62,6 +62,12 @@ type Probe struct {
 	Sustained bool    `json:"sustained"`
 	Why       string  `json:"why"`
 	Checks    []Check `json:"checks"`
+	// Marginal: the probe failed only on the backlog or arrivals check,
+	// by at most three times its tolerance, with the latency within its
+	// bound: a transient (a pause of the broker) can do that below the
+	// capacity, so the search probes the load once more and that verdict
+	// counts (capacity.confirmed).
+	Marginal bool `json:"marginal,omitempty"`
 	// LatencyBoundMs is the network's latency bound (the latency check's
 	// limit), Tolerance the share of the due deliveries allowed to be
 	// missing or to add to the backlog (0.01).
