@@ -20,6 +20,7 @@ import (
 type system struct {
 	capacity float64
 	noise    float64 // the threshold varies by ±noise (uniform) per probe
+	latNoise float64 // the latency's relative noise per run (default 0.02)
 	rng      *rand.Rand
 }
 
@@ -28,7 +29,11 @@ func (s *system) run(run lab.PolicyRun, rep int) results.Record {
 	c := run.Case
 	offered := c.Rate * float64(c.Publishers)
 	threshold := s.capacity * (1 + s.noise*(2*s.rng.Float64()-1))
-	delivered, p99 := 1.0, 1+2*offered/s.capacity*(1+0.02*s.rng.NormFloat64())
+	ln := s.latNoise
+	if ln == 0 {
+		ln = 0.02
+	}
+	delivered, p99 := 1.0, 1+2*offered/s.capacity*math.Exp(ln*s.rng.NormFloat64())
 	if offered > threshold {
 		delivered, p99 = threshold/offered, 400
 	}
@@ -230,4 +235,20 @@ func TestMarginalFailIsProbedAgain(t *testing.T) {
 	require.False(t, clear.Probe.Marginal, "a latency failure is not marginal")
 	down, _ := Policy{P: p}.Next(row, []results.Record{clear})
 	assert.Less(t, down.Case.Rate, first.Case.Rate, "a clear failure counts: the ramp goes down")
+}
+
+// TestLatencyOutOfReachStopsAtTheFirstStage: when the first stage shows
+// that the latency targets need more runs than the cap, the load keeps
+// its first stage and says how many runs it would need.
+func TestLatencyOutOfReachStopsAtTheFirstStage(t *testing.T) {
+	p := DefaultParams()
+	s := &system{capacity: 5000, latNoise: 1, rng: rand.New(rand.NewPCG(9, 9))}
+	recs := drive(t, p, s)
+	r := p.Results(recs)[0]
+	require.Len(t, r.Levels, 3)
+	for _, l := range r.Levels {
+		assert.Equal(t, p.LatencyMinReps, l.N)
+		assert.Greater(t, l.Unreachable, p.LatencyMaxReps)
+		assert.False(t, l.Within)
+	}
 }

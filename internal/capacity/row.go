@@ -44,6 +44,9 @@ type Level struct {
 	// until the first stage is done).
 	TargetMeanMs, TargetP99Ms float64
 	Need                      int
+	// Unreachable: the runs the targets would need, when more than the
+	// cap (LatencyMaxReps): the level stops at its first stage.
+	Unreachable int
 }
 
 // Row is a row's capacity search and fixed-load runs, replayed from its
@@ -267,7 +270,13 @@ func (p Params) levels(row lab.PolicyRow, rw Row, runs map[float64][]*results.Re
 		}
 		if len(lv.Runs) >= p.LatencyMinReps {
 			mean, p99 := latencies(lv.Runs[:p.LatencyMinReps])
-			lv.Need = min(max(metrics.SteinN(mean, lv.TargetMeanMs), metrics.SteinN(p99, lv.TargetP99Ms), p.LatencyMinReps), p.LatencyMaxReps)
+			lv.Need = max(metrics.SteinN(mean, lv.TargetMeanMs), metrics.SteinN(p99, lv.TargetP99Ms), p.LatencyMinReps)
+			if lv.Need > p.LatencyMaxReps {
+				// Out of reach within the cap: more runs would narrow the
+				// CI without reaching the target, so the level keeps its
+				// first stage (its CI is valid) and says what it needed.
+				lv.Unreachable, lv.Need = lv.Need, p.LatencyMinReps
+			}
 		}
 		out = append(out, lv)
 	}

@@ -32,6 +32,9 @@ type LevelResult struct {
 	Delivered float64 `json:"delivered_per_s"` // mean over runs
 	N         int     `json:"runs"`
 	Need      int     `json:"runs_needed"`
+	// Unreachable: the runs the CI targets would need, beyond the cap
+	// (the level kept its first stage).
+	Unreachable int `json:"runs_target_needs,omitempty"`
 	MeanMs    float64 `json:"mean_ms"`
 	MeanHalf  float64 `json:"mean_ci_ms"`
 	P99Ms     float64 `json:"p99_ms"`
@@ -180,7 +183,7 @@ func (p Params) result(k RowKey, recs []results.Record) Result {
 	res.Done = !more
 	for _, lv := range rw.Fixed {
 		st := p.Stat(lv, res.FloorMs)
-		lr := LevelResult{Fraction: lv.Fraction, Load: round4(lv.Load), N: st.N, Need: lv.Need,
+		lr := LevelResult{Fraction: lv.Fraction, Load: round4(lv.Load), N: st.N, Need: lv.Need, Unreachable: lv.Unreachable,
 			MeanMs: round4(st.Mean), MeanHalf: round4(st.MeanHalf), P99Ms: round4(st.P99), P99Half: round4(st.P99Half), Within: st.Within}
 		var del float64
 		for _, r := range lv.Runs {
@@ -245,7 +248,7 @@ func WriteMarkdown(w io.Writer, p Params, rs []Result, sources []string) {
 	if len(p.Loads) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n## Latency at fixed loads\n\nEach load a fraction of the row's capacity, open loop; mean and p99 latency (ms) over the runs with Stein's 95 %% CI (first stage %d runs, at most %d), ✓ when both are within ±%.0f %% or within the latency floor measured on the machine.\n\n",
+	fmt.Fprintf(w, "\n## Latency at fixed loads\n\nEach load a fraction of the row's capacity, open loop; mean and p99 latency (ms) over the runs with Stein's 95 %% CI (first stage %d runs, at most %d), ✓ when both are within ±%.0f %% or within the latency floor measured on the machine. A load whose first stage showed the targets need more runs than the cap keeps its first stage and says how many.\n\n",
 		p.LatencyMinReps, p.LatencyMaxReps, 100*p.LatencyTarget)
 	fmt.Fprintln(w, "| suite | case | broker | network | load | offered msg/s | delivered msg/s | mean ms | p99 ms | runs | within | sustained |")
 	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---|---|---:|---|---:|")
@@ -255,8 +258,11 @@ func WriteMarkdown(w io.Writer, p Params, rs []Result, sources []string) {
 				continue
 			}
 			mark := "✗"
-			if l.Within {
+			switch {
+			case l.Within:
 				mark = "✓"
+			case l.Unreachable > 0:
+				mark = fmt.Sprintf("✗ (needs %d runs)", l.Unreachable)
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %.0f %% | %s | %s | %s | %s | %d | %s | %d/%d |\n", r.Suite, r.Case, r.Broker, r.Network, 100*l.Fraction,
 				fmtLoad(l.Load), fmtLoad(l.Delivered), pm(l.MeanMs, l.MeanHalf), pm(l.P99Ms, l.P99Half), l.N, mark, l.Sustained, l.N)
