@@ -13,6 +13,7 @@ import (
 )
 
 const brokerXMLSample = `<configuration><core>
+      <!-- Your system could perform %s writes per millisecond -->
       <journal-buffer-timeout>%s</journal-buffer-timeout>
       <page-sync-timeout>%s</page-sync-timeout>
       <paging-directory>data/paging</paging-directory>
@@ -20,7 +21,8 @@ const brokerXMLSample = `<configuration><core>
 `
 
 // fakeInstance writes the configuration files of an Artemis instance
-// named name under cache, with the given tuned timeout.
+// named name under cache, with the given tuned timeout (also in a
+// comment, as artemis create writes what it measured).
 func fakeInstance(t *testing.T, cache, name, timeout string) *Artemis {
 	t.Helper()
 	a := NewArtemis(ArtemisConfig{CacheDir: cache, Instance: name})

@@ -34,11 +34,11 @@ type LevelResult struct {
 	Need      int     `json:"runs_needed"`
 	// Unreachable: the runs the CI targets would need, beyond the cap
 	// (the level kept its first stage).
-	Unreachable int `json:"runs_target_needs,omitempty"`
-	MeanMs    float64 `json:"mean_ms"`
-	MeanHalf  float64 `json:"mean_ci_ms"`
-	P99Ms     float64 `json:"p99_ms"`
-	P99Half   float64 `json:"p99_ci_ms"`
+	Unreachable int     `json:"runs_target_needs,omitempty"`
+	MeanMs      float64 `json:"mean_ms"`
+	MeanHalf    float64 `json:"mean_ci_ms"`
+	P99Ms       float64 `json:"p99_ms"`
+	P99Half     float64 `json:"p99_ci_ms"`
 	// Within: both CIs within the latency target or the floor.
 	Within bool `json:"within"`
 	// Sustained counts the runs whose verdict was sustained.
