@@ -2,8 +2,6 @@ package metrics
 
 import (
 	"math"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Stein's two-stage rule (Stein 1945) decides how many repetitions give a
@@ -19,11 +17,6 @@ import (
 // 0.95 whatever N came out (also when a cap cut N: the interval is then
 // wider than d, never too narrow). d must be fixed before the first stage
 // (from earlier, independent data or a relative target on a log scale).
-
-// T975 is the 0.975 quantile of Student's t with df degrees of freedom.
-func T975(df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
-}
 
 // SteinN is the total number of repetitions Stein's rule asks for, given
 // the n0 = len(first) first-stage values and the target half-width d (in

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"pslab/internal/metrics"
+	"pslab/internal/record"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -95,6 +96,11 @@ type Dataset struct {
 	// Mixing: records of other modes left out, rows split by build and
 	// broker configuration (mixed.go).
 	Mixing Mixing
+
+	// Caveats are the brokers' notes on what their records mean (their
+	// descriptors' Caveats, set by the caller): the report prints those
+	// that concern some record.
+	Caveats []record.Caveat
 }
 
 // Build aggregates records. It does no I/O.
