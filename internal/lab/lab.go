@@ -6,13 +6,17 @@ package lab
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -646,20 +650,53 @@ func newRunID() string {
 		strconv.FormatInt(int64(rand.IntN(36*36*36)), 36))
 }
 
-// Version is pslab's version: the VCS revision it was built from, if known.
+// Version is pslab's version: the VCS revision it was built from, or, for
+// a build without version control stamping (go build -buildvcs=false, go
+// test), "devel-" and the first 12 hex digits of the SHA-256 of the
+// executable, so that two such builds are told apart (records pooled by
+// their build, results.Identity); plain "devel" only when the executable
+// cannot be read.
 func Version() string {
-	v := "devel"
+	versionOnce.Do(func() { version = buildVersion() })
+	return version
+}
+
+var (
+	versionOnce sync.Once
+	version     string
+)
+
+func buildVersion() string {
+	v := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
 				v = s.Value[:12]
 			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				v += "+dirty"
+		}
+		if v != "" {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.modified" && s.Value == "true" {
+					v += "+dirty"
+				}
 			}
+			return v
 		}
 	}
-	return v
+	exe, err := os.Executable()
+	if err != nil {
+		return "devel"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "devel"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "devel"
+	}
+	return "devel-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 func versions(b broker.Broker) results.Versions {
