@@ -10,13 +10,14 @@
 # latency are within +-5 % or the machine's latency floor). Wireline runs
 # alone; wifi-paper in 4 parallel labs (the scenario files' parallel: 4,
 # as results/parallel-check-180 supports). docs/capacity.md says how and
-# why; results/capacity-pilot holds the pilots that set the probe phases.
+# why; results/capacity-pilots holds the pilots that set the probe phases.
 #
 # Budget: about 8 hours of machine time on 2 cores (docs/capacity.md,
 # "The capacity-mode reproduction": the estimate and what it rests on).
 # Resumable: run it again and it continues (pslab capacity --resume; a
-# kill or a reboot loses at most the probes in flight). Each part is
-# logged in $OUT/parts.log. Every part builds pslab from the checkout
+# kill or a reboot loses at most the probes in flight). pslab logs each
+# part in $OUT/parts.log (start, wall time, exit code, pslab version,
+# machine, command). Every part builds pslab from the checkout
 # (-buildvcs=true: records name the commit); a part built from another
 # commit sets the other build's records aside and their rows start over,
 # unless FORCE=1 (the rows then mix, and the tables say so): check out the
@@ -45,12 +46,9 @@ if [ -f "$out/run.json" ]; then
 else
   cmd=("$pslab" capacity scenarios/gaddah-kunz-set1.yaml scenarios/gaddah-kunz-set2.yaml --out "$out" "${flags[@]}")
 fi
-start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-t0=$(date +%s)
 rc=0
 "${cmd[@]}" >>"$out/summary.txt" 2>>"$out/progress.log" || rc=$?
-echo "part: start $start, $(( $(date +%s) - t0 )) s, exit $rc, pslab $("$pslab" version 2>/dev/null | head -1), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown), $(hostname), $(nproc) cores, kernel $(uname -r), command: pslab ${cmd[*]:1}" >>"$out/parts.log"
-tail -1 "$out/parts.log"
+[ -f "$out/parts.log" ] && tail -1 "$out/parts.log"
 "$pslab" capacity table "$out"/gaddah-kunz-set1 "$out"/gaddah-kunz-set2 --out "$out/CAPACITY.md" 2>/dev/null || true
 if [ "$rc" -ne 0 ]; then
   echo "not finished (exit $rc): run this script again to continue" >&2

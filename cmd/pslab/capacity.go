@@ -352,6 +352,10 @@ func runCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityFlag
 func runCapacityPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, p capacity.Params, root string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
+	return inPart(cmd, root, func() error { return capacityPlansIn(ctx, cmd, plans, opts, p, root) })
+}
+
+func capacityPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts lab.Options, p capacity.Params, root string) error {
 	return runPlansWith(ctx, cmd, plans, opts, root, planOutput{
 		describe: func(lab.Plan) string {
 			return fmt.Sprintf("in capacity mode: searches to ±%g %% resolution, %d-%d counted per row for ±%g %%, loads %s",
@@ -424,23 +428,14 @@ func resumeCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityF
 	if err != nil {
 		return err
 	}
-	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
-	if cmd.Flags().Changed("parallel") {
-		sf.parallel = f.parallel
-	}
+	resumedFlags(cmd, &sf, f, rf)
 	opts, p, err := capacityOptions(stored, sf, scf)
 	if err != nil {
 		return err
 	}
-	opts.ForceMixed = rf.force
-	plans, err := loadPlans(stored.Flags().Args(), sf.quick, opts)
-	if err != nil {
-		return err
-	}
-	if opts.Finished, err = resumeFinished(cmd, rf, plans, info); err != nil {
-		return err
-	}
-	return runCapacityPlans(cmd, plans, opts, p, rf.dir)
+	return resumePlans(cmd, rf, info, stored, sf.quick, opts, func(plans []lab.Plan, opts lab.Options) error {
+		return runCapacityPlans(cmd, plans, opts, p, rf.dir)
+	})
 }
 
 // storedCapacityRun reads run.json of a capacity run and its flags.
@@ -471,7 +466,7 @@ with which flags it ran) and write CAPACITY.md, capacity.csv, capacity.json
 and plots/ into each again; with --out, write the markdown of all of them
 to that file instead.`,
 		Example: `  pslab capacity table runs/cap1
-  pslab capacity table results/capacity-pilot/* --out CAPACITY.md`,
+  pslab capacity table results/capacity-pilots/* --out CAPACITY.md`,
 		Args: argsCheck(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			var all []results.Record

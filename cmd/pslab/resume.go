@@ -87,23 +87,39 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 	if err != nil {
 		return err
 	}
-	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
-	if cmd.Flags().Changed("parallel") { // how many labs is not what is measured
-		sf.parallel = f.parallel
-	}
+	resumedFlags(cmd, &sf, f, rf)
 	opts, err := optionsFrom(stored, sf)
 	if err != nil {
 		return err
 	}
+	return resumePlans(cmd, rf, info, stored, sf.quick, opts, func(plans []lab.Plan, opts lab.Options) error {
+		return runPlans(cmd, plans, opts, rf.dir)
+	})
+}
+
+// resumedFlags are the stored run's flags sf with what a resume may give
+// anew: where it writes (rf.dir), -v, --lab and --parallel (how many labs
+// is not what is measured).
+func resumedFlags(cmd *cobra.Command, sf *runFlags, f runFlags, rf resumeFlags) {
+	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
+	if cmd.Flags().Changed("parallel") {
+		sf.parallel = f.parallel
+	}
+}
+
+// resumePlans loads the stored run's plans with opts, sets aside its
+// unfinished records and runs the plans from the finished ones (run).
+func resumePlans(cmd *cobra.Command, rf resumeFlags, info lab.RunInfo, stored *cobra.Command, quick bool, opts lab.Options,
+	run func([]lab.Plan, lab.Options) error) error {
 	opts.ForceMixed = rf.force
-	plans, err := loadPlans(stored.Flags().Args(), sf.quick, opts)
+	plans, err := loadPlans(stored.Flags().Args(), quick, opts)
 	if err != nil {
 		return err
 	}
 	if opts.Finished, err = resumeFinished(cmd, rf, plans, info); err != nil {
 		return err
 	}
-	return runPlans(cmd, plans, opts, rf.dir)
+	return run(plans, opts)
 }
 
 // storedCommand is the command a run was started with, its flags (those

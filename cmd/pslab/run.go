@@ -196,8 +196,15 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
+	return inPart(cmd, out, func() error { return runPlansIn(ctx, cmd, plans, opts, out) })
+}
+
+// inPart runs a part of the run in out (pslab run or pslab capacity, or
+// their --resume) and logs it in out's parts.log: started, and how it
+// ended.
+func inPart(cmd *cobra.Command, out string, run func() error) error {
 	part := beginPart(cmd, out)
-	err := runPlansIn(ctx, cmd, plans, opts, out)
+	err := run()
 	if part != nil {
 		if perr := part.End(exitCodeOf(err)); perr != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", perr)
