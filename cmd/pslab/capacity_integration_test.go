@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,28 +15,48 @@ import (
 	"pslab/internal/results"
 )
 
-const capacityNATSSuite = `suite: capnats
-brokers: [nats]
+const capacityBrokerSuite = `suite: cap%[1]s
+brokers: [%[1]s]
 networks: [wireline]
 cases:
   - id: "01"
-    name: core 1/1/1 100 B
+    name: 1/1/1 100 B
 `
 
 // TestCapacityOnNATS runs pslab capacity on a NATS child over the
 // wireline (the lab's namespaces as root, else loopback): every probe is
 // a record with its offered load, verdict and the broker's configuration
 // hash; the row ends with a capacity above a floor no broker on this
-// machine is below, a named bound and the fixed-load runs; the tables are
-// written.
+// machine is below, a named bound and the fixed-load runs; the tables and
+// the part's line in parts.log are written.
 func TestCapacityOnNATS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts nats-server and runs probes")
 	}
+	testCapacityOn(t, "nats")
+}
+
+// TestCapacityOnMosquitto is TestCapacityOnNATS on Mosquitto over MQTT
+// (QoS 0: non-durable, non-persistent): a capacity search needs nothing
+// of a broker but its driver, its process and its effective
+// configuration.
+func TestCapacityOnMosquitto(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts mosquitto and runs probes")
+	}
+	if _, err := exec.LookPath("mosquitto"); err != nil {
+		if _, err := os.Stat("/usr/sbin/mosquitto"); err != nil {
+			t.Skip("mosquitto is not installed (scripts/test.sh installs Debian's)")
+		}
+	}
+	testCapacityOn(t, "mosquitto")
+}
+
+func testCapacityOn(t *testing.T, broker string) {
 	bin := buildPslab(t)
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "c.yaml")
-	require.NoError(t, os.WriteFile(suite, []byte(capacityNATSSuite), 0o644))
+	require.NoError(t, os.WriteFile(suite, []byte(fmt.Sprintf(capacityBrokerSuite, broker)), 0o644))
 	out := filepath.Join(dir, "out")
 	c := exec.Command(bin, "capacity", suite, "--out", out, "--lab", "pslabcap", "--start", "5000", "--resolution", "5%",
 		"--target", "30%", "--reps", "2", "--max-reps", "2", "--max-probes", "8", "--loads", "50", "--latency-reps", "2",
@@ -70,4 +91,7 @@ func TestCapacityOnNATS(t *testing.T) {
 	assert.Equal(t, 2, r.Levels[0].N)
 	_, err = os.Stat(filepath.Join(out, "CAPACITY.md"))
 	assert.NoError(t, err)
+	parts, err := os.ReadFile(filepath.Join(out, results.PartsFile))
+	require.NoError(t, err)
+	assert.Regexp(t, `^part: start \S+, \d+ s, exit 0, pslab `, string(parts))
 }

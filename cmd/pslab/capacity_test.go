@@ -105,3 +105,26 @@ func TestCapacityCommandOnFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "## Capacity per row")
 }
+
+// TestCapacityRefusesWhatABrokerCannotExpress: a case an MQTT broker has
+// no mapping for (non-persistent delivery is QoS 0, which acknowledges
+// nothing: ack client cannot be expressed) is refused with the reason as
+// bad input before anything runs, as pslab run refuses it.
+func TestCapacityRefusesWhatABrokerCannotExpress(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(`suite: capmqtt
+brokers: [mosquitto]
+networks: [wireline]
+cases:
+  - {id: "01", subscription: non-durable, delivery: non-persistent, ack: client}
+`), 0o644))
+	out := filepath.Join(dir, "out")
+	_, err := capacityCmd(suite, "--out", out, "--quiet-wait", "0")
+	require.Error(t, err)
+	assert.True(t, isBadInput(err))
+	assert.ErrorContains(t, err, "case 01 on mosquitto")
+	assert.ErrorContains(t, err, "QoS 0")
+	_, err = os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
