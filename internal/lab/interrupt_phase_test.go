@@ -40,11 +40,11 @@ func (w *cancelOnPhase) Write(p []byte) (int, error) {
 
 // TestInterruptedPhaseIsTheTrueOne: a run interrupted in its warm-up, its
 // window or its drain records that phase, with no window measured in the
-// warm-up, part of it in the window and all of it in the drain. Each phase
-// in the warm-up is tried three times: the old code took the interruption's time from a
-// callback that ran after the warm-up had already started the window, and
-// recorded SIGINT during the warm-up as `phase: window` with 0.0001 s of
-// the window measured.
+// warm-up, part of it in the window and all of it in the drain. The
+// warm-up is tried three times: the old code took the interruption's time
+// from a callback that ran after the warm-up had already started the
+// window, and recorded SIGINT during the warm-up as `phase: window` with
+// 0.0001 s of the window measured (3 of 3 tries).
 func TestInterruptedPhaseIsTheTrueOne(t *testing.T) {
 	for _, tc := range []struct {
 		phase                  string
