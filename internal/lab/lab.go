@@ -238,6 +238,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if p.Units() == 0 {
 		return p, fmt.Errorf("no case of %s runs on %s (see the cases' brokers:)", s.File, strings.Join(p.Brokers, ", "))
 	}
+	p.Notes = append(p.Notes, p.quickShapedNotes(o.Quick)...)
 	return p, nil
 }
 
@@ -275,7 +276,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
-	lr.pr.labs = p.labsByNetwork(o)
+	lr.pr.labs, lr.pr.quick = p.labsByNetwork(o), o.Quick
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
