@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
+	"pslab/internal/buildid"
 	"pslab/internal/cpuset"
 	"pslab/internal/driver"
 	"pslab/internal/load"
@@ -569,24 +569,16 @@ func newRunID() string {
 		strconv.FormatInt(int64(rand.IntN(36*36*36)), 36))
 }
 
-// Version is pslab's version: the VCS revision it was built from, if known.
-func Version() string {
-	v := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v = s.Value[:12]
-			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				v += "+dirty"
-			}
-		}
-	}
-	return v
-}
+// Version is pslab's build identity, short form (package buildid): the
+// VCS revision it was built from when stamped, else the SHA-256 of its
+// executable; "+dirty" when its source tree is known to have differed.
+func Version() string { return buildid.Current().Short() }
+
+// Build is the long form of Version: revision, tree state, executable hash.
+func Build() string { return buildid.Current().Long() }
 
 func versions(b broker.Broker) results.Versions {
-	return results.Versions{Pslab: Version(), Go: runtime.Version(), Kernel: kernel(), Broker: b.Version()}
+	return results.Versions{Pslab: Version(), PslabBuild: Build(), Go: runtime.Version(), Kernel: kernel(), Broker: b.Version()}
 }
 
 func kernel() string {
