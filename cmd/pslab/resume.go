@@ -28,7 +28,8 @@ func addResumeFlags(cmd *cobra.Command, rf *resumeFlags) {
 // how it is resumed, and what does not change what is measured.
 var notStored = map[string]bool{"out": true, "resume": true, "force": true, "lab": true, "verbose": true}
 
-// storedArgs are the files and flags of a run as run.json keeps them.
+// storedArgs are the files and flags of a run as run.json keeps them,
+// with the credentials of --url values left out (storedURL).
 func storedArgs(cmd *cobra.Command, files []string) []string {
 	var args []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -37,6 +38,9 @@ func storedArgs(cmd *cobra.Command, files []string) []string {
 		}
 		if sv, ok := fl.Value.(pflag.SliceValue); ok {
 			for _, v := range sv.GetSlice() {
+				if fl.Name == "url" {
+					v = storedURL(v)
+				}
 				args = append(args, "--"+fl.Name+"="+v)
 			}
 			return
@@ -46,27 +50,39 @@ func storedArgs(cmd *cobra.Command, files []string) []string {
 	return append(args, files...)
 }
 
-// startRunInfo writes run.json for a new run and returns the output root
-// to run into. A root that already holds a run is refused: that run is
-// resumed with --resume, or the new one goes elsewhere. Several files
-// without --out go to a directory each and cannot be resumed (said).
-func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out string) (string, error) {
+// startRunInfo takes the lock of the output root and writes run.json for
+// a new run; it returns the root to run into and its lock, held until the
+// run ends. A root another pslab holds, or that already holds a run, is
+// refused: that run is resumed with --resume, or the new one goes
+// elsewhere. Several files without --out go to a directory each and cannot
+// be resumed (said).
+func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out string) (string, *results.DirLock, error) {
 	root := out
 	if root == "" && len(plans) == 1 {
 		root = outDir("", plans[0].Suite.Name, false)
 	}
 	if root == "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note: several scenario files without --out: each goes to its own directory, and the run cannot be resumed (give --out DIR to make it resumable)")
-		return "", nil
+		return "", nil, nil
+	}
+	args := storedArgs(cmd, files)
+	lock, err := lockOut(root)
+	if err != nil {
+		return "", nil, err
 	}
 	if _, err := os.Stat(filepath.Join(root, lab.RunInfoFile)); err == nil && holdsRecords(root) {
-		return "", badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
+		lock.Release()
+		return "", nil, badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
 	}
-	info, err := lab.NewRunInfo(storedArgs(cmd, files), files)
+	info, err := lab.NewRunInfo(args, files)
+	if err == nil {
+		err = lab.WriteRunInfo(root, info)
+	}
 	if err != nil {
-		return "", err
+		lock.Release()
+		return "", nil, err
 	}
-	return root, lab.WriteRunInfo(root, info)
+	return root, lock, nil
 }
 
 // resumeRun continues the run in rf.dir with the files and flags its
@@ -77,15 +93,23 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 	}
 	var given []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if !notStored[fl.Name] || fl.Name == "out" {
+		if (!notStored[fl.Name] || fl.Name == "out") && fl.Name != "url" {
 			given = append(given, "--"+fl.Name)
 		}
 	})
 	if len(given) > 0 {
-		return badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
+		return badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose, and --url for a URL whose credentials run.json does not keep)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
 	}
 	info, err := lab.ReadRunInfo(rf.dir)
 	if err != nil {
+		return badInput(err)
+	}
+	lock, err := lockOut(rf.dir) // the run's own lock: no other writer meanwhile
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	if info, err = lab.ReadRunInfo(rf.dir); err != nil { // as its last writer left it
 		return badInput(err)
 	}
 	changes := info.Changes()
@@ -97,7 +121,11 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 	addRunFlags(stored, &sf, true)
 	stored.SetErr(cmd.ErrOrStderr())
 	stored.SetOut(cmd.OutOrStdout())
-	if err := stored.Flags().Parse(info.Args); err != nil {
+	args, err := resumeURLs(info.Args, f.urls, filepath.Join(rf.dir, lab.RunInfoFile))
+	if err != nil {
+		return err
+	}
+	if err := stored.Flags().Parse(args); err != nil {
 		return badInputf("%s: args: %v", filepath.Join(rf.dir, lab.RunInfoFile), err)
 	}
 	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName

@@ -110,10 +110,11 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	root, err := startRunInfo(cmd, files, plans, f.out)
+	root, lock, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {
 		return err
 	}
+	defer lock.Release()
 	return runPlans(cmd, plans, opts, root)
 }
 
@@ -196,6 +197,11 @@ func runPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts 
 	for _, p := range plans {
 		o := opts
 		o.Out = outDir(out, p.Suite.Name, len(plans) > 1)
+		lock, err := lockOut(o.Out) // covered when the caller holds out
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 		for _, n := range p.Notes {
 			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 		}

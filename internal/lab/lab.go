@@ -271,6 +271,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer bundle.Close()
 	removeLeftovers(log)
 	o.Parallel = p.Parallel // the plan's: the flag over the file's
 	start := time.Now()
@@ -421,6 +422,9 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 // bundle, adds it to the summary and prints its progress line with the
 // run's ETA.
 func (lr *labRun) record(rec *results.Record, network string) error {
+	if err := lr.bundle.CheckNew(rec); err != nil { // before its histogram overwrites another's
+		return fmt.Errorf("write record: %w", err)
+	}
 	if rec.Result != nil && rec.Result.Histogram != nil {
 		if enc, err := rec.Result.Histogram.Encode(); err == nil {
 			rec.HistFile, _ = lr.bundle.WriteHistogram(histName(rec), enc)
