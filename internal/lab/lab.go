@@ -133,7 +133,10 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if o.MaxReps > 0 {
 		p.MaxReps = o.MaxReps
 	}
-	if problems := checkNames(s, o, p.Brokers, p.Networks); len(problems) > 0 {
+	problems := checkNames(s, o, p.Brokers, p.Networks)
+	problems = append(problems, p.checkRepsRule(o)...)
+	problems = append(problems, checkURLSchemes(reg, o.URLs)...)
+	if len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	p.Parallel, o.Parallel = s.Parallel, max(o.Parallel, 0)
@@ -196,6 +199,9 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 				p.Notes = append(p.Notes, fmt.Sprintf("network %s skipped: link emulation needs root and network namespaces (%v)", n, err))
 				continue
 			}
+			if err := netem.CheckProfile(prof); err != nil { // as `pslab netem up` refuses it, before anything
+				return p, fmt.Errorf("network %s: %w", n, err)
+			}
 		}
 		nets = append(nets, n)
 	}
@@ -212,7 +218,6 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if len(p.Cases) == 0 {
 		return p, fmt.Errorf("no case of %s matches the --cases filter", s.File)
 	}
-	var problems []string
 	for _, c := range p.Cases {
 		for _, b := range c.Brokers {
 			if _, err := reg.Get(b); err != nil {
