@@ -1,9 +1,12 @@
-// Package cleanup finds and removes what pslab runs leave on disk when
-// they are killed or when their lab name is not used again: embedded NATS
-// stores of dead runs, per-lab Artemis instances no broker runs, and lab
-// lock files no live lab holds. It never touches what a live pslab uses: a
-// store whose owner process or nats-server child lives, an instance a
-// broker process runs or whose lab is held, a held lock.
+// Package cleanup finds and removes what pslab runs leave when they are
+// killed or when their lab name is not used again: broker processes of
+// dead runs (stopped gracefully, then killed; brokers.go says how they are
+// told from anything else), embedded NATS stores of dead runs, per-lab
+// Artemis instances no broker runs, and lab lock files and namespaces no
+// live lab holds. It never touches what a live pslab uses: a broker whose
+// pslab lives or whose lab is held, a store whose owner process or
+// nats-server child lives, an instance a broker process runs or whose lab
+// is held, a held lock.
 package cleanup
 
 import (
@@ -36,7 +39,9 @@ type Options struct {
 // item; errors of single items are joined, the rest goes on.
 func Leftovers(o Options) (removed []string, err error) {
 	var errs []error
-	r, e := staleStores(filepath.Join(o.CacheDir, "nats"))
+	r, e := stopOrphans(findOrphans(o.CacheDir)) // first: their stores, instances and namespaces go next
+	removed, errs = append(removed, r...), append(errs, e)
+	r, e = staleStores(filepath.Join(o.CacheDir, "nats"))
 	removed, errs = append(removed, r...), append(errs, e)
 	if o.Instances {
 		r, e = unusedInstances(filepath.Join(o.CacheDir, "artemis", "instances"))

@@ -1,0 +1,302 @@
+package cleanup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"pslab/netem"
+)
+
+// Broker processes a dead run left. pslab starts its brokers as process
+// group leaders (an Artemis JVM, a nats-server child) and stops them when
+// the run ends, however it ends, except by SIGKILL or a second signal. A
+// nats-server child then notices its parent is gone and stops by itself;
+// an Artemis JVM keeps running (512 MB-1 GB of heap), inside the lab's
+// broker namespace as root. A broker process is stopped here only when it
+// is provably one that pslab started for a run that is over:
+//
+//   - its command line or environment is pslab's: an Artemis JVM runs an
+//     instance under pslab's cache (-Dartemis.instance=CACHE/artemis/
+//     instances/...), a nats-server child is pslab's binary with
+//     PSLAB_CHILD=nats-server and a store under CACHE/nats (and not one
+//     `pslab broker start` detached on purpose, PSLAB_NATS_DETACHED=true);
+//   - the pslab that started it is gone (its parent is init or a
+//     subreaper: no live process owns it);
+//   - it sees this machine's file system (its mount namespace is this
+//     process's: the paths above are pslab's own, not a container's);
+//   - and where it runs says whose it is: in the broker namespace of a lab
+//     (/run/netns/<lab>-brk) that no live pslab holds; in a network
+//     namespace no longer named (a lab's, removed while the broker ran in
+//     it, as pslab clean did before it stopped brokers); or on the host's
+//     own network (runs without root). The default instance on the host
+//     network may be one `pslab broker start artemis` left running on
+//     purpose: it is left alone (`pslab broker stop artemis` stops it; the
+//     next run of the default lab does too). A broker of a lab some live
+//     pslab holds is never touched.
+//
+// Stopping is graceful first: SIGTERM to its process group, up to
+// stopGrace for it to exit, then SIGKILL.
+
+// stopGrace is how long a broker has to exit after SIGTERM: Artemis shuts
+// down its journal gracefully in well under that (broker.Artemis.Stop
+// gives it 30 s as well).
+const stopGrace = 30 * time.Second
+
+// orphan is a broker process to stop, and why it is pslab's and left.
+type orphan struct {
+	pid     int
+	what    string // "Artemis (instance DIR)", "nats-server (store DIR)"
+	artemis bool
+	lab     string // the lab of its namespace or instance ("": not known)
+	ns      string // the lab namespace it runs in, or "" (the host's network)
+}
+
+// findOrphans lists the broker processes of dead runs (see above).
+func findOrphans(cacheDir string) []orphan {
+	if cacheDir == "" {
+		return nil
+	}
+	instances := filepath.Join(cacheDir, "artemis", "instances") + string(filepath.Separator)
+	stores := filepath.Join(cacheDir, "nats") + string(filepath.Separator)
+	labNS := labNamespaces()
+	hostNS, hostOK := nsOf("self", "net")
+	mountNS, mountOK := nsOf("self", "mnt")
+	var out []orphan
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if mnt, ok := nsOf(e.Name(), "mnt"); !ok || !mountOK || mnt != mountNS {
+			continue // another file system (a container's): its paths are not ours
+		}
+		o, ok := pslabBroker(pid, instances, stores)
+		if !ok || liveParent(pid) > 0 {
+			continue
+		}
+		ino, ok := nsOf(e.Name(), "net")
+		if !ok {
+			continue
+		}
+		switch ns, inLab := labNS[ino]; {
+		case inLab:
+			o.ns, o.lab = ns, strings.TrimSuffix(ns, "-brk")
+		case hostOK && ino == hostNS:
+			if o.artemis && (o.lab == "" || o.lab == "pslab") { // the default instance: maybe `pslab broker start`'s
+				continue
+			}
+		default: // a lab namespace removed while it ran (by an older clean)
+			o.ns = "(unnamed)"
+		}
+		if held, _ := netem.LabHeld(o.lab); o.lab != "" && held {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// pslabBroker recognises pid as a broker pslab started, by its command
+// line or environment, and names it and the lab its instance belongs to.
+func pslabBroker(pid int, instances, stores string) (orphan, bool) {
+	o := orphan{pid: pid}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return o, false
+	}
+	for _, arg := range bytes.Split(cmdline, []byte{0}) {
+		dir, ok := strings.CutPrefix(string(arg), "-Dartemis.instance=")
+		if !ok || !strings.HasPrefix(dir, instances) || strings.Contains(dir[len(instances):], "/") {
+			continue
+		}
+		o.what, o.artemis = "Artemis (instance "+dir+")", true
+		o.lab = instanceLab(filepath.Base(dir))
+		return o, true
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return o, false
+	}
+	vars := map[string]string{}
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		k, v, _ := strings.Cut(string(kv), "=")
+		vars[k] = v
+	}
+	store := vars["PSLAB_NATS_STORE"]
+	if vars["PSLAB_CHILD"] != "nats-server" || !strings.HasPrefix(store, stores) || vars["PSLAB_NATS_DETACHED"] == "true" {
+		return o, false
+	}
+	o.what = "nats-server (store " + store + ")"
+	return o, true
+}
+
+// instanceLab is the lab an Artemis instance directory belongs to:
+// lab-<name>-<version> is lab name's, default-<version> the default
+// lab's ("pslab"); "" for any other (a test's).
+func instanceLab(base string) string {
+	i := strings.LastIndex(base, "-")
+	if i < 0 {
+		return ""
+	}
+	name := base[:i]
+	switch {
+	case name == "default":
+		return "pslab"
+	case strings.HasPrefix(name, "lab-"):
+		return name[len("lab-"):]
+	}
+	return ""
+}
+
+// labNamespaces maps the network namespace inode of every lab's broker
+// namespace (/run/netns/<lab>-brk) to its name.
+func labNamespaces() map[uint64]string {
+	out := map[uint64]string{}
+	files, _ := filepath.Glob("/run/netns/*-brk")
+	for _, f := range files {
+		var st unix.Stat_t
+		if unix.Stat(f, &st) == nil {
+			out[st.Ino] = filepath.Base(f)
+		}
+	}
+	return out
+}
+
+// nsOf is the inode of namespace kind (net, mnt) of /proc/<pid>.
+func nsOf(pid, kind string) (uint64, bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join("/proc", pid, "ns", kind), &st); err != nil {
+		return 0, false
+	}
+	return st.Ino, true
+}
+
+// liveParent returns the parent of pid when it is a live process that
+// owns it (not init, not a subreaper that adopted an orphan), else 0.
+func liveParent(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		v, ok := strings.CutPrefix(line, "PPid:")
+		if !ok {
+			continue
+		}
+		ppid, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || ppid <= 1 {
+			return 0
+		}
+		if ppid == os.Getpid() {
+			return ppid // this process's own broker: in use
+		}
+		if isSubreaper(ppid) {
+			return 0
+		}
+		return ppid
+	}
+	return 0
+}
+
+// isSubreaper reports whether pid adopts orphans: an init system or a
+// container's init by name, or any process that made itself a child
+// subreaper (prctl PR_SET_CHILD_SUBREAPER; /proc shows it in no field, so
+// names are what is left: systemd --user, tini, dumb-init ...).
+func isSubreaper(pid int) bool {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return true // gone: it owns nothing
+	}
+	switch strings.TrimSpace(string(comm)) {
+	case "systemd", "init", "tini", "dumb-init", "docker-init", "containerd-shim", "process_api":
+		return true
+	}
+	return false
+}
+
+// stopOrphans stops each orphan gracefully, then by force, and says what
+// it did.
+func stopOrphans(orphans []orphan) ([]string, error) {
+	var done []string
+	var errs []error
+	for _, o := range orphans {
+		how, err := stopGroup(o.pid, stopGrace)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s, pid %d: %w", o.what, o.pid, err))
+			continue
+		}
+		where := "on the host network, its pslab gone"
+		switch {
+		case o.ns == "(unnamed)":
+			where = "in a network namespace no longer named (a lab's, removed while it ran), its pslab gone"
+		case o.ns != "":
+			where = "in namespace " + o.ns + " of lab " + o.lab + ", which no run holds"
+		}
+		if o.ns == "" || o.ns == "(unnamed)" {
+			if o.lab != "" {
+				where += ", of lab " + o.lab
+			}
+		}
+		done = append(done, fmt.Sprintf("broker process %s, pid %d, %s (%s)", o.what, o.pid, where, how))
+	}
+	return done, errors.Join(errs...)
+}
+
+// stopGroup sends SIGTERM to pid's process group (pid leads it), waits up
+// to grace for pid to exit, then sends SIGKILL; it says which ended it.
+func stopGroup(pid int, grace time.Duration) (string, error) {
+	target := pid
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		target = -pid
+	}
+	if err := syscall.Kill(target, syscall.SIGTERM); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return "already gone", nil
+		}
+		return "", err
+	}
+	if waitGone(pid, grace) {
+		return "stopped by SIGTERM", nil
+	}
+	if err := syscall.Kill(target, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return "", err
+	}
+	if waitGone(pid, 10*time.Second) {
+		return fmt.Sprintf("killed: still running %s after SIGTERM", grace), nil
+	}
+	return "", fmt.Errorf("still running after SIGKILL")
+}
+
+// waitGone polls until pid has exited (or is a zombie its new parent has
+// not reaped yet), at most d.
+func waitGone(pid int, d time.Duration) bool {
+	for end := time.Now().Add(d); ; {
+		if !running(pid) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// running is true for a live process that is not a zombie.
+func running(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
+}
