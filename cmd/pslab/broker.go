@@ -50,23 +50,46 @@ Brokers:
   pslab broker start nats
   pslab broker stop nats`,
 	}
-	cmd.AddCommand(&cobra.Command{
+	var printPath bool
+	install := &cobra.Command{
 		Use:   "install NAME",
 		Short: "Install a broker (artemis) into pslab's cache",
 		Long: `Install ActiveMQ Artemis ` + broker.DefaultArtemisVersion + `: fetch the distribution through Maven
-(the local Maven repository is the cache), unpack it under pslab's cache
-directory and create an instance with a generated password (stored with mode
-0600), required login, no web console and a bounded heap. Nothing half-done is
-left looking complete. NATS needs no install: it is embedded.`,
-		Example: "  pslab broker install artemis",
+into Maven's local repository (found as Maven finds it: -Dmaven.repo.local in
+MAVEN_ARGS or MAVEN_OPTS, <localRepository> of the settings, else .m2/repository
+under Java's user.home, the passwd entry's home directory, not $HOME; pslab
+passes it to mvn explicitly), unpack it under pslab's cache directory and
+create an instance with a generated password (stored with mode 0600),
+required login, no web console and a bounded heap. Nothing half-done is left
+looking complete. NATS needs no install: it is embedded.
+
+--print-path then prints the path of the distribution archive in Maven's
+local repository on stdout, alone (fetched again if it is missing there),
+for scripts (docker/build-local.sh); everything else goes to stderr.`,
+		Example: "  pslab broker install artemis\n  pslab broker install artemis --print-path",
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: withBroker("cannot be installed", func(d brokers.Descriptor) func(*cobra.Command) error {
-			if d.Install == nil {
+			if d.Install == nil || printPath && d.Distribution == nil {
 				return nil
 			}
-			return func(cmd *cobra.Command) error { return d.Install(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()) }
+			return func(cmd *cobra.Command) error {
+				if !printPath {
+					return d.Install(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				}
+				if err := d.Install(cmd.Context(), cmd.ErrOrStderr(), cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+				p, err := d.Distribution(cmd.Context(), cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), p)
+				return nil
+			}
 		}),
-	})
+	}
+	install.Flags().BoolVar(&printPath, "print-path", false, "after installing, print the path of the distribution archive (in Maven's local repository) alone on stdout")
+	cmd.AddCommand(install)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "start NAME",
 		Short: "Start a broker in the background on loopback",

@@ -52,6 +52,10 @@ type Descriptor struct {
 	// Install installs the broker into pslab's cache (`pslab broker
 	// install`), writing progress to log and the outcome to out.
 	Install func(ctx context.Context, out, log io.Writer) error
+	// Distribution returns the path of the broker's distribution archive,
+	// fetching it first when it is missing (`pslab broker install
+	// --print-path`); nil: the broker has none (it is built into pslab).
+	Distribution func(ctx context.Context, log io.Writer) (string, error)
 	// Start starts a broker in the background on loopback for manual use
 	// (`pslab broker start`) and prints its URL and credentials to out.
 	Start func(ctx context.Context, out, log io.Writer) error

@@ -36,9 +36,12 @@ func Descriptor() brokers.Descriptor {
 		Schemes:      []string{"stomp", "tcp"},
 		Probe:        broker.STOMPOpen,
 		Install:      install,
-		Start:        start,
-		Stop:         stop,
-		Doctor:       doctor,
+		Distribution: func(ctx context.Context, log io.Writer) (string, error) {
+			return broker.NewArtemis(broker.ArtemisConfig{}).Tarball(ctx, log)
+		},
+		Start:  start,
+		Stop:   stop,
+		Doctor: doctor,
 	}
 }
 
