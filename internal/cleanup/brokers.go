@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"pslab/internal/broker"
+	"pslab/internal/procs"
 	"pslab/netem"
 )
 
@@ -30,7 +33,7 @@ import (
 //     PSLAB_CHILD=nats-server and a store under CACHE/nats (and not one
 //     `pslab broker start` detached on purpose, PSLAB_NATS_DETACHED=true);
 //   - the pslab that started it is gone (its parent is init or a
-//     subreaper: no live process owns it);
+//     subreaper: no live process owns it, procs.Owner);
 //   - it sees this machine's file system (its mount namespace is this
 //     process's: the paths above are pslab's own, not a container's);
 //   - and where it runs says whose it is: in the broker namespace of a lab
@@ -43,8 +46,9 @@ import (
 //     next run of the default lab does too). A broker of a lab some live
 //     pslab holds is never touched.
 //
-// Stopping is graceful first: SIGTERM to its process group, up to
-// stopGrace for it to exit, then SIGKILL.
+// Stopping is graceful first: SIGTERM to its process group (pslab starts
+// each broker as the leader of one, which is checked too), up to stopGrace
+// for it to exit, then SIGKILL.
 
 // stopGrace is how long a broker has to exit after SIGTERM: Artemis shuts
 // down its journal gracefully in well under that (broker.Artemis.Stop
@@ -80,8 +84,11 @@ func findOrphans(cacheDir string) []orphan {
 		if mnt, ok := nsOf(e.Name(), "mnt"); !ok || !mountOK || mnt != mountNS {
 			continue // another file system (a container's): its paths are not ours
 		}
+		if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
+			continue // pslab starts a broker as the leader of its process group
+		}
 		o, ok := pslabBroker(pid, instances, stores)
-		if !ok || liveParent(pid) > 0 {
+		if !ok || procs.Owner(pid) > 0 {
 			continue
 		}
 		ino, ok := nsOf(e.Name(), "net")
@@ -181,56 +188,13 @@ func nsOf(pid, kind string) (uint64, bool) {
 	return st.Ino, true
 }
 
-// liveParent returns the parent of pid when it is a live process that
-// owns it (not init, not a subreaper that adopted an orphan), else 0.
-func liveParent(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		v, ok := strings.CutPrefix(line, "PPid:")
-		if !ok {
-			continue
-		}
-		ppid, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || ppid <= 1 {
-			return 0
-		}
-		if ppid == os.Getpid() {
-			return ppid // this process's own broker: in use
-		}
-		if isSubreaper(ppid) {
-			return 0
-		}
-		return ppid
-	}
-	return 0
-}
-
-// isSubreaper reports whether pid adopts orphans: an init system or a
-// container's init by name, or any process that made itself a child
-// subreaper (prctl PR_SET_CHILD_SUBREAPER; /proc shows it in no field, so
-// names are what is left: systemd --user, tini, dumb-init ...).
-func isSubreaper(pid int) bool {
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil {
-		return true // gone: it owns nothing
-	}
-	switch strings.TrimSpace(string(comm)) {
-	case "systemd", "init", "tini", "dumb-init", "docker-init", "containerd-shim", "process_api":
-		return true
-	}
-	return false
-}
-
-// stopOrphans stops each orphan gracefully, then by force, and says what
-// it did.
-func stopOrphans(orphans []orphan) ([]string, error) {
+// stopOrphans stops each orphan gracefully, then by force (after grace),
+// and says what it did.
+func stopOrphans(orphans []orphan, grace time.Duration) ([]string, error) {
 	var done []string
 	var errs []error
 	for _, o := range orphans {
-		how, err := stopGroup(o.pid, stopGrace)
+		how, err := stopOrphan(o.pid, grace)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s, pid %d: %w", o.what, o.pid, err))
 			continue
@@ -252,51 +216,17 @@ func stopOrphans(orphans []orphan) ([]string, error) {
 	return done, errors.Join(errs...)
 }
 
-// stopGroup sends SIGTERM to pid's process group (pid leads it), waits up
-// to grace for pid to exit, then sends SIGKILL; it says which ended it.
-func stopGroup(pid int, grace time.Duration) (string, error) {
-	target := pid
-	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
-		target = -pid
-	}
-	if err := syscall.Kill(target, syscall.SIGTERM); err != nil {
-		if errors.Is(err, syscall.ESRCH) {
-			return "already gone", nil
-		}
+// stopOrphan stops the process group pid leads (broker.StopDetached:
+// SIGTERM, up to grace, SIGKILL) and says which ended it.
+func stopOrphan(pid int, grace time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace+15*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := broker.StopDetached(ctx, pid, grace); err != nil {
 		return "", err
 	}
-	if waitGone(pid, grace) {
-		return "stopped by SIGTERM", nil
-	}
-	if err := syscall.Kill(target, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return "", err
-	}
-	if waitGone(pid, 10*time.Second) {
+	if time.Since(start) >= grace {
 		return fmt.Sprintf("killed: still running %s after SIGTERM", grace), nil
 	}
-	return "", fmt.Errorf("still running after SIGKILL")
-}
-
-// waitGone polls until pid has exited (or is a zombie its new parent has
-// not reaped yet), at most d.
-func waitGone(pid int, d time.Duration) bool {
-	for end := time.Now().Add(d); ; {
-		if !running(pid) {
-			return true
-		}
-		if time.Now().After(end) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// running is true for a live process that is not a zombie.
-func running(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
+	return "stopped by SIGTERM", nil
 }

@@ -39,7 +39,7 @@ type Options struct {
 // item; errors of single items are joined, the rest goes on.
 func Leftovers(o Options) (removed []string, err error) {
 	var errs []error
-	r, e := stopOrphans(findOrphans(o.CacheDir)) // first: their stores, instances and namespaces go next
+	r, e := stopOrphans(findOrphans(o.CacheDir), stopGrace) // first: their stores, instances and namespaces go next
 	removed, errs = append(removed, r...), append(errs, e)
 	r, e = staleStores(filepath.Join(o.CacheDir, "nats"))
 	removed, errs = append(removed, r...), append(errs, e)

@@ -6,11 +6,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"pslab/internal/procs"
 )
 
 // TestSleeper is the stand-in broker process of the orphan tests: it
@@ -27,7 +30,7 @@ func TestSleeper(t *testing.T) {
 // broker is when its pslab is killed. It returns the sleeper's pid.
 func orphanProcess(t *testing.T, env []string, args ...string) int {
 	t.Helper()
-	script := `"$0" -test.run='^TestSleeper$' -- "$@" >/dev/null 2>&1 & echo $!`
+	script := `setsid "$0" -test.run='^TestSleeper$' -- "$@" >/dev/null 2>&1 & echo $!` // a group of its own, as pslab starts brokers
 	cmd := exec.Command("sh", append([]string{"-c", script, os.Args[0]}, args...)...)
 	cmd.Env = append(os.Environ(), append(env, "PSLAB_TEST_SLEEPER=1")...)
 	out, err := cmd.Output()
@@ -35,10 +38,10 @@ func orphanProcess(t *testing.T, env []string, args ...string) int {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = syscallKill(pid) })
-	for i := 0; i < 100 && liveParent(pid) != 0; i++ { // adopted by now?
+	for i := 0; i < 100 && procs.Owner(pid) != 0; i++ { // adopted by now?
 		time.Sleep(20 * time.Millisecond)
 	}
-	if p := liveParent(pid); p != 0 {
+	if p := procs.Owner(pid); p != 0 {
 		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/comm")
 		t.Skipf("the orphan was adopted by pid %d (%s), which cleanup does not know as a reaper", p, strings.TrimSpace(string(comm)))
 	}
@@ -67,33 +70,33 @@ func TestOrphanBrokersAreStopped(t *testing.T) {
 	require.NoError(t, err)
 	all := strings.Join(removed, "\n")
 	for _, pid := range []int{artemis, nats} {
-		assert.False(t, running(pid), "pid %d still runs", pid)
+		assert.False(t, procs.Running(pid), "pid %d still runs", pid)
 		assert.Contains(t, all, "pid "+strconv.Itoa(pid)+",")
 	}
 	assert.Contains(t, all, "stopped by SIGTERM")
 	assert.Contains(t, all, "lab gone")
 	for _, pid := range []int{detached, def, elsewhere} {
-		assert.True(t, running(pid), "pid %d was stopped", pid)
+		assert.True(t, procs.Running(pid), "pid %d was stopped", pid)
 		assert.NotContains(t, all, "pid "+strconv.Itoa(pid)+",")
 	}
 }
 
-// TestStopGroupKillsWhatIgnoresSIGTERM: a process that ignores SIGTERM is
-// killed after the grace.
-func TestStopGroupKillsWhatIgnoresSIGTERM(t *testing.T) {
+// TestStopOrphanKillsWhatIgnoresSIGTERM: a broker process that ignores
+// SIGTERM is killed after the grace, and that is said.
+func TestStopOrphanKillsWhatIgnoresSIGTERM(t *testing.T) {
 	cmd := exec.Command("sh", "-c", `trap "" TERM; echo ready; while :; do sleep 0.1; done`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	buf := make([]byte, 6)
 	_, err = out.Read(buf)
 	require.NoError(t, err)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	how, err := stopGroup(cmd.Process.Pid, 300*time.Millisecond)
+	go func() { _ = cmd.Wait() }() // reap it: a zombie counts as running
+	how, err := stopOrphan(cmd.Process.Pid, 300*time.Millisecond)
 	require.NoError(t, err)
 	assert.Contains(t, how, "killed")
-	<-done
+	assert.False(t, procs.Running(cmd.Process.Pid))
 }
 
 func TestInstanceLab(t *testing.T) {
