@@ -17,17 +17,6 @@ import (
 	"pslab/internal/results"
 )
 
-const secretSuite = `suite: secret
-networks: [wireline]
-defaults:
-  warmup: 100ms
-  window: 300ms
-  drain: 1s
-  rate: 100
-cases:
-  - id: "01"
-`
-
 // natsJetStream runs an in-process nats-server with JetStream on
 // loopback that admits user u with password.
 func natsJetStream(t *testing.T, password string) string {
@@ -86,7 +75,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 			cache := filepath.Join(dir, "cache")
 			t.Setenv("PSLAB_CACHE", cache)
 			suite := filepath.Join(dir, "secret.yaml")
-			require.NoError(t, os.WriteFile(suite, []byte(secretSuite), 0o644))
+			require.NoError(t, os.WriteFile(suite, []byte(fakeSuite), 0o644)) // run on nats (--broker)
 			out := filepath.Join(dir, "out")
 			log, err := runCmd(suite, "--broker", "nats", "--url", "nats="+u, "--out", out, "--lab", "secr")
 			require.NoError(t, err, log)
