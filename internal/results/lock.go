@@ -37,8 +37,9 @@ func (e *LockedError) Error() string {
 
 // DirLock is a held output directory (Release lets go of it).
 type DirLock struct {
-	path string   // absolute directory
-	f    *os.File // nil: covered by a lock this process already holds
+	path    string   // absolute directory
+	f       *os.File // nil: covered by a lock this process already holds
+	created bool     // LockDir made the directory: Release removes it if it stayed empty
 }
 
 var (
@@ -47,7 +48,8 @@ var (
 )
 
 // LockDir makes dir (mode 0755) and takes its lock, or returns a
-// *LockedError naming the live process that holds it. A directory inside
+// *LockedError naming the live process that holds it. A directory it made
+// goes again with Release if nothing was written into it. A directory inside
 // one this process holds is covered by that lock: LockDir returns a lock
 // whose Release does nothing.
 func LockDir(dir string) (*DirLock, error) {
@@ -65,6 +67,7 @@ func LockDir(dir string) (*DirLock, error) {
 			break
 		}
 	}
+	_, statErr := os.Stat(abs)
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
@@ -88,7 +91,7 @@ func LockDir(dir string) (*DirLock, error) {
 		_ = os.Chmod(path, 0o644) // whatever the umask made of it
 		_ = f.Truncate(0)
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-		l := &DirLock{path: abs, f: f}
+		l := &DirLock{path: abs, f: f, created: os.IsNotExist(statErr)}
 		held[abs] = l
 		return l, nil
 	}
@@ -109,6 +112,9 @@ func (l *DirLock) Release() {
 	l.f.Close()
 	l.f = nil
 	delete(held, l.path)
+	if l.created {
+		_ = os.Remove(l.path) // only if empty: a run that wrote nothing leaves nothing
+	}
 }
 
 // DirHolder reports whether a live process holds dir's lock, and its pid.

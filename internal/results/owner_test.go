@@ -80,6 +80,13 @@ func TestLockDirRefusesASecondWriter(t *testing.T) {
 	l.Release()
 	_, err = os.Stat(filepath.Join(dir, LockFile))
 	assert.True(t, os.IsNotExist(err), "the lock file goes with its holder")
+	assert.DirExists(t, dir, "a directory that was there stays")
+
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	l, err = LockDir(fresh)
+	require.NoError(t, err)
+	l.Release()
+	assert.NoDirExists(t, fresh, "a directory the lock made and nothing was written into goes")
 }
 
 func atoi(t *testing.T, s string) int {
