@@ -51,7 +51,10 @@ side by side.
 The embedded NATS server is started (as a child process) by pslab itself; so
 is Artemis, which is installed on first use. Flags override the scenario
 file. All files are validated first: with any error, nothing is run and pslab
-exits with code 2.`,
+exits with code 2. The output directory has one writer: the run holds
+<out>/.pslab.lock until it ends, and a second run or resume into it is
+refused (exit 2, naming the holder's pid). run.json keeps a --url without
+its password (a resume asks for it again).`,
 		Example: `  pslab run scenarios/smoke.yaml
   pslab run scenarios/smoke.yaml --quick --network wireline
   pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1
