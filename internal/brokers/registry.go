@@ -63,6 +63,21 @@ type Descriptor struct {
 	Stop func(ctx context.Context, out io.Writer) error
 	// Doctor checks what the broker needs on this machine (`pslab doctor`).
 	Doctor func(ctx context.Context) []Check
+	// OwnProcess recognises a process of this broker that pslab started
+	// with its cache in cacheDir, by the process's command line and
+	// environment (NUL-separated, as /proc gives them), for the clean-up
+	// of dead runs (internal/cleanup); nil: pslab starts no process of it.
+	OwnProcess func(cacheDir string, cmdline, environ []byte) (OwnProcess, bool)
+}
+
+// OwnProcess is a broker process pslab started, as OwnProcess tells it.
+type OwnProcess struct {
+	What string // e.g. "Artemis (instance DIR)"
+	// Lab is the lab whose instance it runs ("" when it does not say).
+	Lab string
+	// KeepOnHost: on the host network it may have been left running on
+	// purpose (`pslab broker start`), so a clean-up never stops it there.
+	KeepOnHost bool
 }
 
 // Capabilities is what a broker can express, as data instead of switches

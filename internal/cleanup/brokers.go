@@ -1,7 +1,6 @@
 package cleanup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers"
 	"pslab/internal/procs"
 	"pslab/netem"
 )
@@ -27,11 +27,11 @@ import (
 // broker namespace as root. A broker process is stopped here only when it
 // is provably one that pslab started for a run that is over:
 //
-//   - its command line or environment is pslab's: an Artemis JVM runs an
-//     instance under pslab's cache (-Dartemis.instance=CACHE/artemis/
-//     instances/...), a nats-server child is pslab's binary with
-//     PSLAB_CHILD=nats-server and a store under CACHE/nats (and not one
-//     `pslab broker start` detached on purpose, PSLAB_NATS_DETACHED=true);
+//   - its broker says so (brokers.Descriptor.OwnProcess), by its command
+//     line or environment: an Artemis JVM runs an instance under pslab's
+//     cache (-Dartemis.instance=CACHE/artemis/instances/...), a
+//     nats-server child is pslab's binary with PSLAB_CHILD=nats-server and
+//     a store under CACHE/nats;
 //   - the pslab that started it is gone (its parent is init or a
 //     subreaper: no live process owns it, procs.Owner);
 //   - it sees this machine's file system (its mount namespace is this
@@ -40,10 +40,11 @@ import (
 //     (/run/netns/<lab>-brk) that no live pslab holds; in a network
 //     namespace no longer named (a lab's, removed while the broker ran in
 //     it, as pslab clean did before it stopped brokers); or on the host's
-//     own network (runs without root). The default instance on the host
-//     network may be one `pslab broker start artemis` left running on
-//     purpose: it is left alone (`pslab broker stop artemis` stops it; the
-//     next run of the default lab does too). A broker of a lab some live
+//     own network (runs without root), unless its broker says it may have
+//     been left running there on purpose (OwnProcess.KeepOnHost: the
+//     default Artemis instance and a detached nats-server, what `pslab
+//     broker start` leaves; `pslab broker stop` stops those, and the next
+//     run of the default lab stops the former). A broker of a lab some live
 //     pslab holds is never touched.
 //
 // Stopping is graceful first: SIGTERM to its process group (pslab starts
@@ -57,20 +58,17 @@ const stopGrace = 30 * time.Second
 
 // orphan is a broker process to stop, and why it is pslab's and left.
 type orphan struct {
-	pid     int
-	what    string // "Artemis (instance DIR)", "nats-server (store DIR)"
-	artemis bool
-	lab     string // the lab of its namespace or instance ("": not known)
-	ns      string // the lab namespace it runs in, or "" (the host's network)
+	pid int
+	brokers.OwnProcess
+	ns string // the lab namespace it runs in, "(unnamed)", or "" (the host's network)
 }
 
-// findOrphans lists the broker processes of dead runs (see above).
-func findOrphans(cacheDir string) []orphan {
+// findOrphans lists the broker processes of dead runs (see above), as the
+// registry's brokers recognise theirs.
+func findOrphans(reg *brokers.Registry, cacheDir string) []orphan {
 	if cacheDir == "" {
 		return nil
 	}
-	instances := filepath.Join(cacheDir, "artemis", "instances") + string(filepath.Separator)
-	stores := filepath.Join(cacheDir, "nats") + string(filepath.Separator)
 	labNS := labNamespaces()
 	hostNS, hostOK := nsOf("self", "net")
 	mountNS, mountOK := nsOf("self", "mnt")
@@ -87,7 +85,7 @@ func findOrphans(cacheDir string) []orphan {
 		if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
 			continue // pslab starts a broker as the leader of its process group
 		}
-		o, ok := pslabBroker(pid, instances, stores)
+		own, ok := ownProcess(reg, cacheDir, pid)
 		if !ok || procs.Owner(pid) > 0 {
 			continue
 		}
@@ -95,17 +93,18 @@ func findOrphans(cacheDir string) []orphan {
 		if !ok {
 			continue
 		}
+		o := orphan{pid: pid, OwnProcess: own}
 		switch ns, inLab := labNS[ino]; {
 		case inLab:
-			o.ns, o.lab = ns, strings.TrimSuffix(ns, "-brk")
+			o.ns, o.Lab = ns, strings.TrimSuffix(ns, "-brk")
 		case hostOK && ino == hostNS:
-			if o.artemis && (o.lab == "" || o.lab == "pslab") { // the default instance: maybe `pslab broker start`'s
+			if o.KeepOnHost {
 				continue
 			}
 		default: // a lab namespace removed while it ran (by an older clean)
 			o.ns = "(unnamed)"
 		}
-		if held, _ := netem.LabHeld(o.lab); o.lab != "" && held {
+		if held, _ := netem.LabHeld(o.Lab); o.Lab != "" && held {
 			continue
 		}
 		out = append(out, o)
@@ -113,56 +112,22 @@ func findOrphans(cacheDir string) []orphan {
 	return out
 }
 
-// pslabBroker recognises pid as a broker pslab started, by its command
-// line or environment, and names it and the lab its instance belongs to.
-func pslabBroker(pid int, instances, stores string) (orphan, bool) {
-	o := orphan{pid: pid}
+// ownProcess asks each broker of reg whether pid is one of its processes
+// pslab started with its cache in cacheDir.
+func ownProcess(reg *brokers.Registry, cacheDir string, pid int) (brokers.OwnProcess, bool) {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return o, false
+		return brokers.OwnProcess{}, false
 	}
-	for _, arg := range bytes.Split(cmdline, []byte{0}) {
-		dir, ok := strings.CutPrefix(string(arg), "-Dartemis.instance=")
-		if !ok || !strings.HasPrefix(dir, instances) || strings.Contains(dir[len(instances):], "/") {
-			continue
+	environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	for _, n := range reg.Names() {
+		if d, _ := reg.Lookup(n); d.OwnProcess != nil {
+			if own, ok := d.OwnProcess(cacheDir, cmdline, environ); ok {
+				return own, true
+			}
 		}
-		o.what, o.artemis = "Artemis (instance "+dir+")", true
-		o.lab = instanceLab(filepath.Base(dir))
-		return o, true
 	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		return o, false
-	}
-	vars := map[string]string{}
-	for _, kv := range bytes.Split(env, []byte{0}) {
-		k, v, _ := strings.Cut(string(kv), "=")
-		vars[k] = v
-	}
-	store := vars["PSLAB_NATS_STORE"]
-	if vars["PSLAB_CHILD"] != "nats-server" || !strings.HasPrefix(store, stores) || vars["PSLAB_NATS_DETACHED"] == "true" {
-		return o, false
-	}
-	o.what = "nats-server (store " + store + ")"
-	return o, true
-}
-
-// instanceLab is the lab an Artemis instance directory belongs to:
-// lab-<name>-<version> is lab name's, default-<version> the default
-// lab's ("pslab"); "" for any other (a test's).
-func instanceLab(base string) string {
-	i := strings.LastIndex(base, "-")
-	if i < 0 {
-		return ""
-	}
-	name := base[:i]
-	switch {
-	case name == "default":
-		return "pslab"
-	case strings.HasPrefix(name, "lab-"):
-		return name[len("lab-"):]
-	}
-	return ""
+	return brokers.OwnProcess{}, false
 }
 
 // labNamespaces maps the network namespace inode of every lab's broker
@@ -196,7 +161,7 @@ func stopOrphans(orphans []orphan, grace time.Duration) ([]string, error) {
 	for _, o := range orphans {
 		how, err := stopOrphan(o.pid, grace)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s, pid %d: %w", o.what, o.pid, err))
+			errs = append(errs, fmt.Errorf("%s, pid %d: %w", o.What, o.pid, err))
 			continue
 		}
 		where := "on the host network, its pslab gone"
@@ -204,14 +169,12 @@ func stopOrphans(orphans []orphan, grace time.Duration) ([]string, error) {
 		case o.ns == "(unnamed)":
 			where = "in a network namespace no longer named (a lab's, removed while it ran), its pslab gone"
 		case o.ns != "":
-			where = "in namespace " + o.ns + " of lab " + o.lab + ", which no run holds"
+			where = "in namespace " + o.ns + " of lab " + o.Lab + ", which no run holds"
 		}
-		if o.ns == "" || o.ns == "(unnamed)" {
-			if o.lab != "" {
-				where += ", of lab " + o.lab
-			}
+		if (o.ns == "" || o.ns == "(unnamed)") && o.Lab != "" {
+			where += ", of lab " + o.Lab
 		}
-		done = append(done, fmt.Sprintf("broker process %s, pid %d, %s (%s)", o.what, o.pid, where, how))
+		done = append(done, fmt.Sprintf("broker process %s, pid %d, %s (%s)", o.What, o.pid, where, how))
 	}
 	return done, errors.Join(errs...)
 }

@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers"
 	"pslab/netem"
 )
 
@@ -33,13 +34,20 @@ type Options struct {
 	// Instances also removes per-lab Artemis instances no broker runs
 	// (pslab clean); a run only removes stores and lock files.
 	Instances bool
+	// Registry holds the brokers whose processes of dead runs are stopped
+	// (nil: brokers.Default, every broker the program registered).
+	Registry *brokers.Registry
 }
 
 // Leftovers removes what dead runs left and returns a line per removed
 // item; errors of single items are joined, the rest goes on.
 func Leftovers(o Options) (removed []string, err error) {
 	var errs []error
-	r, e := stopOrphans(findOrphans(o.CacheDir), stopGrace) // first: their stores, instances and namespaces go next
+	reg := o.Registry
+	if reg == nil {
+		reg = brokers.Default
+	}
+	r, e := stopOrphans(findOrphans(reg, o.CacheDir), stopGrace) // first: their stores, instances and namespaces go next
 	removed, errs = append(removed, r...), append(errs, e)
 	r, e = staleStores(filepath.Join(o.CacheDir, "nats"))
 	removed, errs = append(removed, r...), append(errs, e)

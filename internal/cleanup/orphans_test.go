@@ -13,6 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/brokers"
+	artemisbroker "pslab/internal/brokers/artemis"
+	natsbroker "pslab/internal/brokers/nats"
 	"pslab/internal/procs"
 )
 
@@ -66,7 +69,10 @@ func TestOrphanBrokersAreStopped(t *testing.T) {
 	elsewhere := orphanProcess(t, nil, "-Dartemis.instance="+filepath.Join(t.TempDir(), "artemis", "instances", "lab-gone-2.44.0"))
 	holder(t, append(os.Environ(), "PSLAB_CHILD=nats-server", "PSLAB_NATS_STORE="+store)) // its parent (this test) lives
 
-	removed, err := Leftovers(Options{CacheDir: cache})
+	reg := &brokers.Registry{}
+	reg.Register(natsbroker.Descriptor())
+	reg.Register(artemisbroker.Descriptor())
+	removed, err := Leftovers(Options{CacheDir: cache, Registry: reg})
 	require.NoError(t, err)
 	all := strings.Join(removed, "\n")
 	for _, pid := range []int{artemis, nats} {
@@ -97,12 +103,6 @@ func TestStopOrphanKillsWhatIgnoresSIGTERM(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, how, "killed")
 	assert.False(t, procs.Running(cmd.Process.Pid))
-}
-
-func TestInstanceLab(t *testing.T) {
-	for base, lab := range map[string]string{"lab-pk-2.44.0": "pk", "default-2.44.0": "pslab", "test-x-2.44.0": "", "nodash": ""} {
-		assert.Equal(t, lab, instanceLab(base), base)
-	}
 }
 
 func syscallKill(pid int) error {

@@ -39,9 +39,10 @@ func Descriptor() brokers.Descriptor {
 		Distribution: func(ctx context.Context, log io.Writer) (string, error) {
 			return broker.NewArtemis(broker.ArtemisConfig{}).Tarball(ctx, log)
 		},
-		Start:  start,
-		Stop:   stop,
-		Doctor: doctor,
+		OwnProcess: ownProcess,
+		Start:      start,
+		Stop:       stop,
+		Doctor:     doctor,
 	}
 }
 
