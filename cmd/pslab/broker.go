@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pslab/internal/broker"
 	"pslab/internal/brokers"
 )
 
@@ -53,19 +52,24 @@ Brokers:
 	var printPath bool
 	install := &cobra.Command{
 		Use:   "install NAME",
-		Short: "Install a broker (artemis) into pslab's cache",
-		Long: `Install ActiveMQ Artemis ` + broker.DefaultArtemisVersion + `: fetch the distribution through Maven
-into Maven's local repository (found as Maven finds it: -Dmaven.repo.local in
-MAVEN_ARGS or MAVEN_OPTS, <localRepository> of the settings, else .m2/repository
-under Java's user.home, the passwd entry's home directory, not $HOME; pslab
-passes it to mvn explicitly), unpack it under pslab's cache directory and
-create an instance with a generated password (stored with mode 0600),
-required login, no web console and a bounded heap. Nothing half-done is left
-looking complete. NATS needs no install: it is embedded.
+		Short: "Install a broker into pslab's cache",
+		Long: `Install a broker into pslab's cache directory, as its summary below says
+(Artemis: the distribution fetched through Maven into Maven's local
+repository, found as Maven finds it: -Dmaven.repo.local in MAVEN_ARGS or
+MAVEN_OPTS, <localRepository> of the settings, else .m2/repository under
+Java's user.home, the passwd entry's home directory, not $HOME; pslab
+passes it to mvn explicitly. It is unpacked, and an instance created with a
+generated password stored with mode 0600, required login, no web console
+and a bounded heap; docs/artemis.md). Nothing half-done is left looking
+complete. A broker embedded in pslab needs no install.
 
---print-path then prints the path of the distribution archive in Maven's
-local repository on stdout, alone (fetched again if it is missing there),
-for scripts (docker/build-local.sh); everything else goes to stderr.`,
+--print-path then prints the path of the broker's distribution archive (for
+Artemis, in Maven's local repository) on stdout, alone (fetched again if it
+is missing there), for scripts (docker/build-local.sh); everything else goes
+to stderr. A broker without a distribution archive refuses it.
+
+Brokers:
+` + brokerList(),
 		Example: "  pslab broker install artemis\n  pslab broker install artemis --print-path",
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: withBroker("cannot be installed", func(d brokers.Descriptor) func(*cobra.Command) error {

@@ -30,8 +30,9 @@ cases:
 // TestCleanStopsTheBrokerOfAKilledRun kills pslab with SIGKILL in the
 // window of a run (as root: the broker runs in the lab's namespace), then
 // runs pslab clean: the broker process is gone (stopped by clean, or by
-// itself), and so are the lab's namespaces, lock file and, for Artemis,
-// its lab's instance. Before, the Artemis JVM of the killed run kept
+// itself: a nats-server child), and so are the lab's namespaces, lock
+// file and, for Artemis, its lab's instance. Mosquitto, like Artemis,
+// outlives its pslab. Before, the Artemis JVM of the killed run kept
 // running (512 MB-1 GB of heap) and clean said "removed network namespace
 // pk-brk (processes still inside, not killed: [PID])" and kept the
 // instance.
@@ -43,7 +44,10 @@ func TestCleanStopsTheBrokerOfAKilledRun(t *testing.T) {
 		t.Skip("needs root: the broker of a killed run is left in its lab's namespace")
 	}
 	bin := buildPslab(t)
-	for _, tc := range []struct{ broker, lab string }{{"artemis", "pkart"}, {"nats", "pknats"}} {
+	for _, tc := range []struct {
+		broker, lab string
+		outlives    bool // its process outlives a SIGKILLed pslab (a nats-server child watches its parent)
+	}{{"artemis", "pkart", true}, {"nats", "pknats", false}, {"mosquitto", "pkmos", true}} {
 		t.Run(tc.broker, func(t *testing.T) {
 			// The user's cache (an installed Artemis; what clean looks at).
 			dir := t.TempDir()
@@ -60,9 +64,9 @@ func TestCleanStopsTheBrokerOfAKilledRun(t *testing.T) {
 			require.NotEmpty(t, brokers, "the broker runs as pslab's child")
 			require.NoError(t, r.cmd.Process.Signal(syscall.SIGKILL))
 			<-r.exited
-			if tc.broker == "artemis" {
+			if tc.outlives {
 				for _, pid := range brokers {
-					assert.True(t, broker.ProcessAlive(pid), "the Artemis JVM %d outlives a SIGKILLed pslab (what clean is for)", pid)
+					assert.True(t, broker.ProcessAlive(pid), "the broker %d outlives a SIGKILLed pslab (what clean is for)", pid)
 				}
 			}
 			out, err := exec.Command(bin, "clean").CombinedOutput()
@@ -74,7 +78,7 @@ func TestCleanStopsTheBrokerOfAKilledRun(t *testing.T) {
 					time.Sleep(50 * time.Millisecond)
 				}
 				assert.True(t, gone, "broker %d still runs after pslab clean:\n%s", pid, out)
-				if tc.broker == "artemis" {
+				if tc.outlives {
 					assert.Contains(t, string(out), "pid "+strconv.Itoa(pid)+",", "clean says what it stopped")
 				}
 			}

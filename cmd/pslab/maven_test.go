@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/maven"
 )
 
@@ -41,7 +42,7 @@ func TestInstallPrintsTheTarballWithAnotherHOME(t *testing.T) {
 	path := strings.TrimSpace(string(out))
 	assert.NotContains(t, path, "\n", "the path alone on stdout")
 	assert.FileExists(t, path)
-	assert.Equal(t, "apache-artemis-"+broker.DefaultArtemisVersion+"-bin.tar.gz", filepath.Base(path))
+	assert.Equal(t, "apache-artemis-"+artemis.DefaultArtemisVersion+"-bin.tar.gz", filepath.Base(path))
 	assert.False(t, strings.HasPrefix(path, home), "not under $HOME: %s", path)
 	t.Setenv("HOME", home)
 	t.Setenv("MAVEN_OPTS", "")

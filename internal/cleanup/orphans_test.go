@@ -15,7 +15,9 @@ import (
 
 	"pslab/internal/brokers"
 	artemisbroker "pslab/internal/brokers/artemis"
+	mosquittobroker "pslab/internal/brokers/mosquitto"
 	natsbroker "pslab/internal/brokers/nats"
+	"pslab/internal/mqtt"
 	"pslab/internal/procs"
 )
 
@@ -53,10 +55,11 @@ func orphanProcess(t *testing.T, env []string, args ...string) int {
 
 // TestOrphanBrokersAreStopped: broker processes whose pslab is gone and
 // that are provably pslab's (an Artemis of a named lab's instance under
-// pslab's cache, a nats-server child with its store there) are stopped by
-// SIGTERM and said; a detached nats-server (`pslab broker start`), the
-// default instance on the host network, a process under another cache
-// and a broker whose parent lives are left alone. Before, pslab clean left
+// pslab's cache, a nats-server child with its store there, a Mosquitto of
+// a run directory there) are stopped by SIGTERM and said; a detached
+// nats-server or Mosquitto (`pslab broker start`), the default instance
+// on the host network, a process under another cache and a broker whose
+// parent lives are left alone. Before, pslab clean left
 // every broker process running.
 func TestOrphanBrokersAreStopped(t *testing.T) {
 	cache := t.TempDir()
@@ -67,21 +70,34 @@ func TestOrphanBrokersAreStopped(t *testing.T) {
 	detached := orphanProcess(t, []string{"PSLAB_CHILD=nats-server", "PSLAB_NATS_STORE=" + store, "PSLAB_NATS_DETACHED=true"})
 	def := orphanProcess(t, nil, "-Dartemis.instance="+filepath.Join(inst, "default-2.44.0"))
 	elsewhere := orphanProcess(t, nil, "-Dartemis.instance="+filepath.Join(t.TempDir(), "artemis", "instances", "lab-gone-2.44.0"))
+	// Mosquitto does not watch its parent: one of a killed run runs on.
+	// pslab starts it as `mosquitto -c RUNDIR/mosquitto.conf`; a run
+	// directory marked detached is `pslab broker start mosquitto`'s.
+	runDir, keptDir := filepath.Join(cache, "mosquitto", "pslab-run"), filepath.Join(cache, "mosquitto", "pslab-kept")
+	require.NoError(t, os.MkdirAll(runDir, 0o700))
+	require.NoError(t, os.MkdirAll(keptDir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(keptDir, "detached"), nil, 0o600))
+	mosquitto := orphanProcess(t, nil, "-c", filepath.Join(runDir, "mosquitto.conf"))
+	kept := orphanProcess(t, nil, "-c", filepath.Join(keptDir, "mosquitto.conf"))
 	holder(t, append(os.Environ(), "PSLAB_CHILD=nats-server", "PSLAB_NATS_STORE="+store)) // its parent (this test) lives
 
 	reg := &brokers.Registry{}
 	reg.Register(natsbroker.Descriptor())
 	reg.Register(artemisbroker.Descriptor())
+	mos := mosquittobroker.Descriptor(mqtt.V311)
+	mos.Leftovers = nil // its run directories under /var/lib/mosquitto are not the test's
+	reg.Register(mos)
 	removed, err := Leftovers(Options{CacheDir: cache, Registry: reg})
 	require.NoError(t, err)
 	all := strings.Join(removed, "\n")
-	for _, pid := range []int{artemis, nats} {
+	for _, pid := range []int{artemis, nats, mosquitto} {
 		assert.False(t, procs.Running(pid), "pid %d still runs", pid)
 		assert.Contains(t, all, "pid "+strconv.Itoa(pid)+",")
 	}
 	assert.Contains(t, all, "stopped by SIGTERM")
 	assert.Contains(t, all, "lab gone")
-	for _, pid := range []int{detached, def, elsewhere} {
+	assert.Contains(t, all, "Mosquitto (run directory "+runDir+")")
+	for _, pid := range []int{detached, def, elsewhere, kept} {
 		assert.True(t, procs.Running(pid), "pid %d was stopped", pid)
 		assert.NotContains(t, all, "pid "+strconv.Itoa(pid)+",")
 	}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"pslab/internal/broker"
 	"pslab/internal/brokers"
 )
 
@@ -14,7 +13,7 @@ import (
 // instances directory (-Dartemis.instance=DIR). The default instance may
 // be one `pslab broker start artemis` left on the host on purpose.
 func ownProcess(cacheDir string, cmdline, _ []byte) (brokers.OwnProcess, bool) {
-	instances := filepath.Dir(broker.NewArtemis(broker.ArtemisConfig{CacheDir: cacheDir}).InstanceDir()) + string(filepath.Separator)
+	instances := filepath.Dir(NewArtemis(ArtemisConfig{CacheDir: cacheDir}).InstanceDir()) + string(filepath.Separator)
 	for _, arg := range bytes.Split(cmdline, []byte{0}) {
 		dir, ok := strings.CutPrefix(string(arg), "-Dartemis.instance=")
 		if !ok || !strings.HasPrefix(dir, instances) || strings.Contains(dir[len(instances):], "/") {
