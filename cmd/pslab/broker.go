@@ -73,8 +73,13 @@ Brokers:
 		Example: "  pslab broker install artemis\n  pslab broker install artemis --print-path",
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: withBroker("cannot be installed", func(d brokers.Descriptor) func(*cobra.Command) error {
-			if d.Install == nil || printPath && d.Distribution == nil {
+			if d.Install == nil {
 				return nil
+			}
+			if printPath && d.Distribution == nil {
+				return func(*cobra.Command) error {
+					return badInputf("%s --print-path: pslab keeps no distribution archive of it: %s", d.Name, d.Summary)
+				}
 			}
 			return func(cmd *cobra.Command) error {
 				if !printPath {

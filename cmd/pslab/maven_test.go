@@ -53,3 +53,22 @@ func TestInstallPrintsTheTarballWithAnotherHOME(t *testing.T) {
 	_, err = os.Stat(filepath.Join(home, ".m2"))
 	assert.True(t, os.IsNotExist(err), "nothing under $HOME/.m2")
 }
+
+// TestPrintPathOfABrokerWithoutArchiveIsRefused: --print-path of a broker
+// pslab keeps no distribution archive of (nats is embedded) is bad input
+// that names the flag (before: "nats cannot be installed"), with nothing
+// on stdout, where a script reads the path.
+func TestPrintPathOfABrokerWithoutArchiveIsRefused(t *testing.T) {
+	install, _, err := rootCmd.Find([]string{"broker", "install"})
+	require.NoError(t, err)
+	defer func() { _ = install.Flags().Set("print-path", "false") }()
+	var out strings.Builder
+	rootCmd.SetOut(&out)
+	defer rootCmd.SetOut(nil)
+	rootCmd.SetArgs([]string{"broker", "install", "nats", "--print-path"})
+	err = rootCmd.Execute()
+	require.Error(t, err)
+	assert.Equal(t, exitBadInput, exitCodeOf(err))
+	assert.Contains(t, err.Error(), "nats --print-path: pslab keeps no distribution archive")
+	assert.Empty(t, out.String())
+}
