@@ -261,7 +261,7 @@ func beginPart(cmd *cobra.Command, out string) *results.Part {
 	var u unix.Utsname
 	_ = unix.Uname(&u)
 	about := fmt.Sprintf("%s, %s, %d cores, kernel %s, command: pslab %s",
-		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(os.Args[1:], " "))
+		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(redactedArgs(os.Args[1:]), " "))
 	part, err := results.BeginPart(out, about)
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", err)

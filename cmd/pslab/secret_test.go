@@ -60,9 +60,10 @@ func wroteSecret(t *testing.T, secret string, dirs ...string) []string {
 
 // TestNoSecretOnDisk runs a case against a broker given with --url with a
 // password in it, and greps everything the run
-// wrote (the bundle, run.json, pslab's cache) and printed for the secret:
-// run.json keeps the URL redacted. Before, run.json held the URL with
-// its password in plain text (mode 0644). A resume then asks for the URL
+// wrote (the bundle, run.json, parts.log, pslab's cache) and printed for
+// the secret: run.json and parts.log keep the URL redacted. Before,
+// run.json held the URL with its password in plain text (mode 0644), and
+// parts.log the command line as typed. A resume then asks for the URL
 // again (the password is not kept), and takes it.
 func TestNoSecretOnDisk(t *testing.T) {
 	for name, mk := range map[string]func(secret string) string{
@@ -77,7 +78,12 @@ func TestNoSecretOnDisk(t *testing.T) {
 			suite := filepath.Join(dir, "secret.yaml")
 			require.NoError(t, os.WriteFile(suite, []byte(fakeSuite), 0o644)) // run on nats (--broker)
 			out := filepath.Join(dir, "out")
-			log, err := runCmd(suite, "--broker", "nats", "--url", "nats="+u, "--out", out, "--lab", "secr")
+			// parts.log keeps the command line (os.Args): the test's is
+			// the one a user types.
+			runArgs := []string{suite, "--broker", "nats", "--url", "nats=" + u, "--out", out, "--lab", "secr"}
+			defer func(a []string) { os.Args = a }(os.Args)
+			os.Args = append([]string{"pslab", "run"}, runArgs...)
+			log, err := runCmd(runArgs...)
 			require.NoError(t, err, log)
 			recs, err := results.Read(out)
 			require.NoError(t, err)
@@ -104,6 +110,7 @@ func TestNoSecretOnDisk(t *testing.T) {
 			require.Error(t, err, "another broker than the run's")
 			assert.True(t, isBadInput(err))
 			t.Setenv("PSLAB_TEST_URL", u)
+			os.Args = []string{"pslab", "run", "--resume", out, "--lab", "secr", "--url=nats=" + u} // as typed, the secret in it
 			log, err = runCmd("--resume", out, "--lab", "secr", "--url", "nats=env:PSLAB_TEST_URL")
 			require.NoError(t, err, log)
 			assert.Contains(t, log, "every repetition finished")

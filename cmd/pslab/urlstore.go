@@ -46,6 +46,32 @@ func redactURL(raw string) (string, bool) {
 	return u.String(), true
 }
 
+// redactedArgs is a command line as parts.log keeps it: every URL with
+// credentials in an argument (--url nats=nats://u:PW@host, --url=…)
+// redacted as run.json redacts it.
+func redactedArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		j := strings.Index(a, "://")
+		if j < 0 {
+			continue
+		}
+		for j > 0 && isSchemeByte(a[j-1]) {
+			j--
+		}
+		if r, secret := redactURL(a[j:]); secret {
+			out[i] = a[:j] + r
+		}
+	}
+	return out
+}
+
+// isSchemeByte tells whether c may be in a URL scheme (RFC 3986).
+func isSchemeByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
 // resumeURLs puts the URLs given to a resume (--url NAME=VALUE, resolved
 // as for a run) in place of the stored ones whose credentials run.json
 // left out. Each such URL must be given, and be the run's (the same URL
