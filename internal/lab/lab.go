@@ -81,6 +81,20 @@ type Options struct {
 	// many labs at once (parallel.go); wireline always runs in one. 0:
 	// the suite's `parallel:`, else 1. Run uses the plan's.
 	Parallel int
+	// Policy, when set, decides each row's runs instead of repetitions
+	// (policy.go; pslab capacity); its records carry the latency floor
+	// measured at the run's start (floor).
+	Policy RowPolicy
+	floor  *results.LatencyFloor
+	// QuietWait, when positive, makes each case run on an unshaped path
+	// wait, at most this long, until processes outside the run use less
+	// of the machine than the machine-busy flag allows (quiet.go).
+	QuietWait time.Duration
+	// ForceMixed counts the Finished records of another pslab build or
+	// broker configuration toward their rows (resume --force); otherwise
+	// they are set aside and their rows start over (identity.go).
+	ForceMixed bool
+	aside      []results.Record // finished records set aside: their repetition numbers stay taken
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -319,11 +333,18 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	}
 	defer bundle.Close()
 	removeLeftovers(log)
+	if o.Policy != nil {
+		o.floor = measureFloor(log)
+	}
+	if o.Finished, o.aside, err = setAsideOtherBuilds(bundle, o, log); err != nil {
+		return nil, err
+	}
 	o.Parallel = p.Parallel // the plan's: the flag over the file's
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
 	lr.pr.labs, lr.pr.quick = p.labsByNetwork(o), o.Quick
+	lr.pr.policy = o.Policy
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
@@ -383,6 +404,10 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		return err
 	}
 	defer stop()
+	sched.onNetwork(nw)
+	if err := lr.setAsideOtherConfigs(sched, bName, nw.profile.Name, s.config); err != nil {
+		return err
+	}
 	if o.WarmupRun {
 		warmUp(ctx, o, s.drv, p, bName, lr.runID)
 	}
@@ -391,7 +416,8 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		if r == nil {
 			break
 		}
-		c, rep := r.c, r.nextRep()
+		c, judge := sched.runFor(r)
+		rep := r.nextRep()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -401,6 +427,9 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		}
 		if rec == nil { // interrupted before anything was measured
 			return context.Cause(ctx)
+		}
+		if judge != nil {
+			judge(rec)
 		}
 		r.add(rec) // first, so that the progress line counts it
 		if err := lr.record(rec, nw.profile.Name); err != nil {
@@ -460,7 +489,8 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		b.Stop(context.Background())
 		return nil, nil, err
 	}
-	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv}
+	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv,
+		config: configOf(b, o.Log)}
 	return s, func() { drv.Close(); b.Stop(context.Background()) }, nil
 }
 

@@ -19,8 +19,12 @@ const RunInfoFile = "run.json"
 
 // RunInfo describes a run for resuming it.
 type RunInfo struct {
+	// Command is the pslab command that made the run when it is not
+	// pslab run ("capacity"): its flags are that command's.
+	Command string `json:"command,omitempty"`
 	// Pslab is the build identity (Version); PslabBuild its long form
-	// (Build). A resume with another build is refused unless forced.
+	// (Build). A resume by another build sets aside the other build's
+	// finished records unless forced (identity.go).
 	Pslab      string `json:"pslab"`
 	PslabBuild string `json:"pslab_build,omitempty"`
 	// Args are the run's scenario files and flags as given, without
@@ -72,12 +76,12 @@ func hashFile(path string) (string, error) {
 }
 
 // Changes lists why resuming the run now would not continue the same
-// measurement: a changed or missing scenario file, another pslab version.
+// plan: a changed or missing scenario file. Another pslab build is not
+// among them: the run goes on, and the finished records of the other
+// build are set aside and their rows start over (Options.ForceMixed,
+// identity.go); VersionChange says so.
 func (info RunInfo) Changes() []string {
 	var out []string
-	if v := Version(); v != info.Pslab {
-		out = append(out, fmt.Sprintf("pslab is build %s, the run was made with %s (build identities: docs/design.md, \"Build identity\")", v, info.Pslab))
-	}
 	for _, f := range info.Files {
 		h, err := hashFile(f.Path)
 		switch {
@@ -88,6 +92,15 @@ func (info RunInfo) Changes() []string {
 		}
 	}
 	return out
+}
+
+// VersionChange says how this pslab differs from the run's, empty when
+// it does not.
+func (info RunInfo) VersionChange() string {
+	if v := Version(); v != info.Pslab {
+		return fmt.Sprintf("pslab is build %s, the run was made with %s (build identities: docs/design.md, \"Build identity\")", v, info.Pslab)
+	}
+	return ""
 }
 
 // WriteRunInfo stores info in dir/run.json atomically.
