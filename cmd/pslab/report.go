@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pslab/internal/report"
+	"pslab/internal/report/claims"
 	"pslab/internal/results"
 )
 
@@ -73,7 +74,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		if f.format == "csv" {
 			return report.WriteCSV(w, d)
 		}
-		return report.WriteMarkdown(w, d, report.EvaluateClaims(d), args)
+		return report.WriteMarkdown(w, d, claims.Check(d), args)
 	})
 }
 

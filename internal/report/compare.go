@@ -31,8 +31,8 @@ type RatioCI struct {
 // ratioCI compares two samples.
 func ratioCI(a, b []float64, margin float64) RatioCI {
 	r := RatioCI{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), NA: len(a), NB: len(b), Verdict: CompareUndec}
-	la, okA := logs(a)
-	lb, okB := logs(b)
+	la, okA := Logs(a)
+	lb, okB := Logs(b)
 	if !okA || !okB || len(a) == 0 || len(b) == 0 {
 		r.Reason = "a value is 0 or missing"
 		return r
@@ -92,9 +92,9 @@ func Compare(a, b *Dataset, margin float64) Comparison {
 			cmp.FactorsDiffer = append(cmp.FactorsDiffer, ga.GroupKey)
 			continue
 		}
-		ra, rb := repValuesOf(ga), repValuesOf(gb)
+		ra, rb := ga.Samples(), gb.Samples()
 		cmp.Rows = append(cmp.Rows, CompareRow{Key: ga.GroupKey, Name: ga.Name,
-			Sub: ratioCI(ra.sub, rb.sub, margin), Lat: ratioCI(ra.lat, rb.lat, margin)})
+			Sub: ratioCI(ra.Sub, rb.Sub, margin), Lat: ratioCI(ra.Lat, rb.Lat, margin)})
 	}
 	for _, gb := range b.Groups {
 		if a.index[gb.GroupKey] == nil {

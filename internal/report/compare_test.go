@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/load"
+	"pslab/internal/metrics"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -107,4 +109,8 @@ func TestCompareSmallSignificantDifferenceIsSame(t *testing.T) {
 	assert.Equal(t, Same, r.Verdict)
 	assert.Less(t, r.P, Alpha)
 	assert.Equal(t, Differs, Compare(a, b, 0.01).Rows[0].Sub.Verdict)
+}
+
+func resultWith(pub, sub float64) *load.Result {
+	return &load.Result{PubTput: pub, SubTput: sub, Latency: metrics.LatencySummary{Count: 1, MeanMs: 1}}
 }

@@ -80,7 +80,7 @@ func subRatio(d *Dataset, g *Group) string {
 	if wl == nil || !wl.Sub.Valid() || !g.Sub.Valid() {
 		return ""
 	}
-	r := ratio(g.Sub.Mean, wl.Sub.Mean)
+	r := Ratio(g.Sub.Mean, wl.Sub.Mean)
 	return num(r, true)
 }
 
@@ -93,7 +93,7 @@ func paperSubRatio(g *Group) string {
 	if !ok1 || !ok2 {
 		return ""
 	}
-	return num(ratio(b.Value(), a.Value()), true)
+	return num(Ratio(b.Value(), a.Value()), true)
 }
 
 func csvFlags(g *Group) string {

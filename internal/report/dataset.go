@@ -273,3 +273,43 @@ func sortNetworks(ns []string) {
 		return ns[i] < ns[j]
 	})
 }
+
+// Samples are a group's per-repetition values, the input of every test
+// on repetitions (claims, comparisons).
+type Samples struct {
+	Pub, Sub []float64 // msgs/s, per record
+	Lat      []float64 // mean latency (ms) of the records with deliveries
+	// SubPub and PubSub: sub/pub and pub/sub throughput of each record.
+	SubPub, PubSub []float64
+	// Late: the share of a record's deliveries that arrived after the
+	// window (records with deliveries).
+	Late []float64
+	// Deliveries received in each record's window.
+	Deliveries []int64
+	// Mechanism: what the factors meant on the broker (the first record's).
+	Mechanism string
+}
+
+// Samples collects the group's per-repetition values.
+func (g *Group) Samples() *Samples {
+	s := &Samples{}
+	for _, r := range g.Records {
+		res := r.Result
+		if s.Mechanism == "" {
+			s.Mechanism = r.Mechanism
+		}
+		s.Pub = append(s.Pub, res.PubTput)
+		s.Sub = append(s.Sub, res.SubTput)
+		if res.Latency.Count > 0 {
+			s.Lat = append(s.Lat, res.Latency.MeanMs)
+		}
+		s.SubPub = append(s.SubPub, res.SubTput/res.PubTput)
+		s.PubSub = append(s.PubSub, res.PubTput/res.SubTput)
+		c := res.Counts
+		if c.Received > 0 {
+			s.Late = append(s.Late, float64(c.Late)/float64(c.Received))
+		}
+		s.Deliveries = append(s.Deliveries, c.ReceivedInWindow)
+	}
+	return s
+}

@@ -44,7 +44,7 @@ func TestReadRecordsBundleAndSeveral(t *testing.T) {
 	one, err := ReadRecords(dir)
 	require.NoError(t, err)
 	assert.Len(t, one, 6)
-	two, err := ReadRecords(dir, "testdata/claims.jsonl")
+	two, err := ReadRecords(dir, "claims/testdata/claims.jsonl")
 	require.NoError(t, err)
 	assert.Len(t, two, 6+72)
 }

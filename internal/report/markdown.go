@@ -14,12 +14,12 @@ import (
 // suite the measured numbers next to the paper's, the wireless/wireline
 // ratios, errata notes, flags and failed runs. sources are the paths the
 // records came from (for the header only).
-func WriteMarkdown(w io.Writer, d *Dataset, claims []Claim, sources []string) error {
+func WriteMarkdown(w io.Writer, d *Dataset, check ClaimsCheck, sources []string) error {
 	bw := bufio.NewWriter(w)
 	m := &mdWriter{w: bw}
 	m.header(d, sources)
 	m.validity(d)
-	m.claims(d, claims)
+	m.claims(d, check)
 	for _, s := range d.Suites {
 		m.suite(d, s)
 	}
@@ -65,31 +65,51 @@ func (m *mdWriter) header(d *Dataset, sources []string) {
 	m.p("")
 }
 
-func (m *mdWriter) claims(d *Dataset, claims []Claim) {
+func (m *mdWriter) claims(d *Dataset, check ClaimsCheck) {
 	m.p("## Claims check")
 	m.p("")
-	m.p("Each of the paper's qualitative conclusions, evaluated on the paper's own printed values (a check that the rule says what the paper's numbers say: single numbers, judged by ±%.0f %%, (k/n) = k of n comparisons agree, a claim holds when more than half agree) and on each broker's measurements, where every comparison is a test on the repetitions at the %.0f %% level: \"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin. An item holds, does not hold (significant the other way, or equivalent where a difference was claimed), or is inconclusive; a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. Each item prints its p-value and its repetitions and deliveries per record. Flagged: comparisons involving records with flags (see the suite sections).", 100*Tolerance, 100*Alpha, 100*Tolerance)
+	shown := check.Shown()
+	if len(shown) == 0 {
+		m.p("None of the paper's %d claims can be evaluated on these records: each needs cases that differ in one factor the way the paper's do (see docs/report.md, *The claims check*).", len(check.Claims))
+		m.p("")
+		return
+	}
+	if check.PaperValues {
+		m.p("Each of the paper's qualitative conclusions, evaluated on the paper's own printed values (a check that the rule says what the paper's numbers say: single numbers, judged by ±%.0f %%, (k/n) = k of n comparisons agree, a claim holds when more than half agree) and on each broker's measurements, where every comparison is a test on the repetitions at the %.0f %% level: \"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin. An item holds, does not hold (significant the other way, or equivalent where a difference was claimed), or is inconclusive; a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. Each item prints its p-value and its repetitions and deliveries per record. Flagged: comparisons involving records with flags (see the suite sections).", 100*check.Tolerance, 100*check.Alpha, 100*check.Tolerance)
+	} else {
+		m.p("The paper's qualitative conclusions that these records can test, on each broker's measurements: every comparison is a test on the repetitions at the %.0f %% level (\"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin); a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. The records carry no published values (`paper:` in the scenario file), so there is no paper column.", 100*check.Alpha, 100*check.Tolerance)
+	}
 	m.p("")
-	if natsSubjectSelectors(d) {
-		m.p("NATS has no message selectors: on NATS a \"selector\" is subject routing (the publisher puts the selector value in the subject, the subscriber subscribes to the subjects of its values), so the broker has no matching step to pay for. The selector claims measure routing there, not filtering.")
+	for _, n := range check.Notes {
+		m.p("%s", n)
 		m.p("")
 	}
-	cols := append([]string{"claim", "paper's values"}, d.Brokers...)
-	m.head(cols...)
-	for _, c := range claims {
-		cells := []string{fmt.Sprintf("[%s](#claim-%s): %s", c.ID, c.ID, c.Statement), c.Paper.summary()}
+	cols := []string{"claim"}
+	if check.PaperValues {
+		cols = append(cols, "paper's values")
+	}
+	m.head(append(cols, d.Brokers...)...)
+	for _, c := range shown {
+		cells := []string{fmt.Sprintf("[%s](#claim-%s): %s", c.ID, c.ID, c.Statement)}
+		if check.PaperValues {
+			cells = append(cells, c.Paper.Summary())
+		}
 		for _, b := range d.Brokers {
-			cells = append(cells, c.ByBroker[b].summary())
+			cells = append(cells, c.ByBroker[b].Summary())
 		}
 		m.row(cells...)
 	}
 	m.p("")
-	for _, c := range claims {
-		m.claimDetail(d, c)
+	if un := check.Unmeasured(); len(un) > 0 {
+		m.p("Not measurable on these records (their cases are not in them): %s.", strings.Join(un, ", "))
+		m.p("")
+	}
+	for _, c := range shown {
+		m.claimDetail(d, check, c)
 	}
 }
 
-func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
+func (m *mdWriter) claimDetail(d *Dataset, check ClaimsCheck, c Claim) {
 	m.p(`<a id="claim-%s"></a>`, c.ID)
 	m.p("### %s", c.ID)
 	m.p("")
@@ -98,16 +118,10 @@ func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
 	m.p("- Paper: %s", c.Source)
 	m.p("- Rule: %s", c.Rule)
 	m.p("- Needs: %s", c.Needs)
-	sources := append([]string{PaperSource}, d.Brokers...)
-	outcome := func(s string) Outcome {
-		if s == PaperSource {
-			return c.Paper
-		}
-		return c.ByBroker[s]
-	}
+	sources := check.Sources(d.Brokers)
 	for _, s := range sources {
-		o := outcome(s)
-		line := fmt.Sprintf("- %s: **%s**", s, o.summary())
+		o := c.Outcome(s)
+		line := fmt.Sprintf("- %s: **%s**", s, o.Summary())
 		if o.Reason != "" {
 			line += ": " + o.Reason
 		}
@@ -115,22 +129,13 @@ func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
 	}
 	m.p("")
 	// One row per comparison, one column per source.
-	var keys []string
-	seen := map[string]bool{}
-	for _, s := range sources {
-		for _, it := range outcome(s).Items {
-			if !seen[it.Key] {
-				seen[it.Key] = true
-				keys = append(keys, it.Key)
-			}
-		}
-	}
+	keys := c.ItemKeys(sources)
 	if len(keys) > 0 {
 		m.head(append([]string{"comparison"}, sources...)...)
 		for _, k := range keys {
 			cells := []string{k}
 			for _, s := range sources {
-				cells = append(cells, itemCell(outcome(s).Items, k))
+				cells = append(cells, itemCell(c.Outcome(s).Items, k))
 			}
 			m.row(cells...)
 		}
@@ -139,7 +144,7 @@ func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
 		m.p("")
 	}
 	for _, s := range sources {
-		if sk := outcome(s).Skipped; len(sk) > 0 {
+		if sk := c.Outcome(s).Skipped; len(sk) > 0 {
 			m.p("Not compared (%s): %s.", s, strings.Join(sk, "; "))
 			m.p("")
 		}
@@ -151,7 +156,7 @@ func itemCell(items []Item, key string) string {
 		if it.Key != key {
 			continue
 		}
-		s := itemMark(it) + " " + it.Text
+		s := it.Mark() + " " + it.Text
 		if it.Test != "" {
 			s += fmt.Sprintf(" (%s; %s)", FormatP(it.P), it.Evidence)
 		}
@@ -271,7 +276,7 @@ func measuredRatio(wl, ot *Group, get func(*Group) Stat) string {
 	if !a.Valid() || !b.Valid() {
 		return "–"
 	}
-	return FormatRatio(ratio(b.Mean, a.Mean))
+	return FormatRatio(Ratio(b.Mean, a.Mean))
 }
 
 func paperRatio(paper map[string]float64, metric, network string) string {
@@ -280,7 +285,7 @@ func paperRatio(paper map[string]float64, metric, network string) string {
 	if !ok1 || !ok2 {
 		return "–"
 	}
-	return FormatRatio(ratio(b.Value(), a.Value()))
+	return FormatRatio(Ratio(b.Value(), a.Value()))
 }
 
 func (m *mdWriter) notes(cases []*Group) {
