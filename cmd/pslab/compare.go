@@ -42,8 +42,9 @@ sets, are listed and not compared. Use it, for instance, to compare a lab
 running alone with one running beside others, or a run before and after a
 change.
 
-A missing, empty or malformed records file, or two sets with no case in
-common, is bad input (exit code 2).`,
+A missing, empty or malformed records file, two sets with no case in
+common, or an output (--out, --plot) that cannot be written is bad input
+(exit code 2): every output is checked before anything is written.`,
 		Example: `  pslab compare runs/alone runs/parallel
   pslab compare runs/a runs/b --format csv --out cmp.csv --plot plots --margin 5%`,
 		Args: argsCheck(cobra.ExactArgs(2)),
@@ -85,6 +86,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, checkOutputs(output{flag: "--out", path: f.out}, output{flag: "--plot", path: f.plot, dir: true})...)
 	var sets []*report.Dataset
 	for _, a := range args {
 		recs, err := report.ReadRecords(a)
@@ -102,24 +104,29 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return badInputf("%s and %s have no case x broker x network in common (%d only in A, %d only in B, %d with different factors)",
 			args[0], args[1], len(c.OnlyA), len(c.OnlyB), len(c.FactorsDiffer))
 	}
+	// Everything is drawn before anything is written.
+	var fig plot.Figure
+	if f.plot != "" {
+		if fig, err = plot.CompareFigure(c, plot.Options{}, "compare"); err != nil {
+			return err
+		}
+	}
 	err = writeOutput(cmd, f.out, "compare", fmt.Sprintf("%d rows", len(c.Rows)), func(w io.Writer) error {
 		if f.format == "csv" {
 			return report.WriteCompareCSV(w, c)
 		}
 		return report.WriteCompareMarkdown(w, c, args[0], args[1])
 	})
-	if err != nil {
+	if err != nil || f.plot == "" {
 		return err
 	}
-	if f.plot != "" {
-		if err := os.MkdirAll(f.plot, 0o755); err != nil {
-			return err
-		}
-		files, err := plot.CompareFigure(c, plot.Options{OutDir: f.plot}, "compare")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "compare: plot -> %s\n", strings.Join(files, ", "))
+	if err := os.MkdirAll(f.plot, 0o755); err != nil {
+		return badInput(err)
 	}
+	files, err := fig.Write(f.plot)
+	if err != nil {
+		return badInput(err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "compare: plot -> %s\n", strings.Join(files, ", "))
 	return nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -54,16 +56,21 @@ counts may be reduced).`,
 func init() { rootCmd.AddCommand(newPlotCmd()) }
 
 func runPlot(cmd *cobra.Command, args []string, f plotFlags) error {
+	var errs []error
 	figs, err := plot.ParseFigures(f.figure)
 	if err != nil {
-		return badInput(err)
+		errs = append(errs, err)
 	}
 	if f.dpi <= 0 || f.dpi > 600 {
-		return badInputf("--dpi %d: want 1..600", f.dpi)
+		errs = append(errs, fmt.Errorf("--dpi %d: want 1..600", f.dpi))
 	}
+	errs = append(errs, checkOutputs(output{flag: "--out", path: f.out, dir: true})...)
 	recs, err := report.ReadRecords(args...)
 	if err != nil {
-		return badInput(err)
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
 	}
 	out, err := plot.Generate(report.Build(recs), plot.Options{OutDir: f.out, Figures: figs, DPI: f.dpi})
 	for _, file := range out.Files {
@@ -71,6 +78,10 @@ func runPlot(cmd *cobra.Command, args []string, f plotFlags) error {
 	}
 	for _, s := range out.Skipped {
 		fmt.Fprintln(cmd.ErrOrStderr(), "skipped:", s)
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return badInput(fmt.Errorf("--out %s: %w", f.out, err)) // an output that could not be written
 	}
 	if err != nil {
 		return err

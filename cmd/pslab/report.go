@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"pslab/internal/report"
 	"pslab/internal/report/claims"
-	"pslab/internal/results"
 )
 
 type reportFlags struct {
@@ -44,8 +41,10 @@ are pooled) and write a report:
 --format csv writes the per-case table only, one row per case x broker x
 network. See docs/report.md for how each claim is evaluated.
 
-A missing, empty or malformed records file is bad input (exit code 2); a bad
-line is reported as file:line.`,
+A missing, empty or malformed records file, a record with impossible
+numbers (negative throughput, say) or an --out that cannot be written is
+bad input (exit code 2, nothing written); a bad line is reported as
+file:line, all problems at once.`,
 		Example: `  pslab report runs/gaddah-kunz-set1-20260101-120000
   pslab report runs/set1 runs/set2 --out results/REPORT.md
   pslab report runs/set2/records.jsonl --format csv --out set2.csv`,
@@ -61,13 +60,17 @@ line is reported as file:line.`,
 func init() { rootCmd.AddCommand(newReportCmd()) }
 
 func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
+	var errs []error
 	if f.format != "md" && f.format != "csv" {
-		return badInputf("--format %q: want md or csv", f.format)
+		errs = append(errs, fmt.Errorf("--format %q: want md or csv", f.format))
 	}
+	errs = append(errs, checkOutputs(output{flag: "--out", path: f.out})...)
 	recs, err := report.ReadRecords(args...)
-	if err != nil {
-		// Missing, empty or malformed input: nothing to report on.
-		return badInput(err)
+	if err != nil { // missing, empty or malformed input: nothing to report on
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
 	}
 	d := report.Build(recs)
 	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", d.Records), func(w io.Writer) error {
@@ -76,27 +79,4 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		}
 		return report.WriteMarkdown(w, d, claims.Check(d), args)
 	})
-}
-
-// writeOutput writes a command's output to standard output, or, with
-// --out, atomically to a file (nothing is written when write fails).
-func writeOutput(cmd *cobra.Command, out, command, what string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	var w io.Writer = cmd.OutOrStdout()
-	if out != "" {
-		w = &buf
-	}
-	if err := write(w); err != nil {
-		return err
-	}
-	if out != "" {
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
-		if err := results.WriteAtomic(out, buf.Bytes()); err != nil {
-			return fmt.Errorf("write %s: %w", out, err)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s -> %s\n", command, what, out)
-	}
-	return nil
 }

@@ -12,14 +12,11 @@ import (
 	"pslab/internal/report"
 )
 
-// CompareFigure draws `pslab compare`: per compared row the ratio B/A of
-// subscriber throughput (left) and mean latency (right) with its 95 % CI,
-// on a log axis with the ±margin band around 1. Rows without a CI show
-// their ratio only; rows without a ratio are left empty.
-func CompareFigure(c report.Comparison, o Options, name string) ([]string, error) {
-	if o.DPI == 0 {
-		o.DPI = 96
-	}
+// CompareFigure draws `pslab compare` in memory: per compared row the
+// ratio B/A of subscriber throughput (left) and mean latency (right) with
+// its 95 % CI, on a log axis with the ±margin band around 1. Rows without
+// a CI show their ratio only; rows without a ratio are left empty.
+func CompareFigure(c report.Comparison, o Options, name string) (Figure, error) {
 	var labels []string
 	for _, r := range c.Rows {
 		labels = append(labels, fmt.Sprintf("%s %s %s %s", r.Key.Suite, r.Key.Case, r.Key.Broker, r.Key.Network))
@@ -37,7 +34,7 @@ func CompareFigure(c report.Comparison, o Options, name string) ([]string, error
 			panels[i].Draw(cnv)
 		}
 	}}
-	return write(o, j)
+	return render(o, j)
 }
 
 // ratioPanel is one metric's dot plot.

@@ -86,7 +86,11 @@ func WriteAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp) // e.g. path is a directory: leave nothing beside it
+		return err
+	}
+	return nil
 }
 
 // Read loads every record of a records file, or of a bundle directory.

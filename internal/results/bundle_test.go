@@ -33,3 +33,14 @@ func TestReadNamesTheBadLine(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "records.jsonl:2:")
 }
+
+// A write that cannot replace its target (here a directory of that name)
+// fails and leaves no temp file beside it.
+func TestWriteAtomicLeavesNoTempFileWhenItFails(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out")
+	require.NoError(t, os.Mkdir(target, 0o755))
+	require.Error(t, WriteAtomic(target, []byte("data")))
+	left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	assert.Empty(t, left, "no temp file left beside the target")
+}
