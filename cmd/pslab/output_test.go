@@ -104,3 +104,21 @@ func captureStderr(t *testing.T, f func()) string {
 	os.Stderr = old
 	return <-done
 }
+
+// report, compare and plot take the --out of a run over two scenario files
+// (a bundle per suite): the committed quick reproduction.
+func TestRunDirectoryAsInput(t *testing.T) {
+	run := filepath.Join("..", "..", "results", "gaddah-kunz-quick")
+	dir := t.TempDir()
+	md := filepath.Join(dir, "REPORT.md")
+	require.Equal(t, exitOK, execute([]string{"report", run, "--format", "md", "-o", md}))
+	b, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "## Suite gaddah-kunz-set1")
+	assert.Contains(t, string(b), "## Suite gaddah-kunz-set2")
+	cmp := filepath.Join(dir, "cmp.md")
+	require.Equal(t, exitOK, execute([]string{"compare", run, run, "--format", "md", "--margin", "10%", "--plot", "", "-o", cmp}))
+	require.Equal(t, exitOK, execute([]string{"plot", run, "--figure", "13", "--dpi", "96", "--out", filepath.Join(dir, "plots")}))
+	figs, _ := filepath.Glob(filepath.Join(dir, "plots", "fig13-gaddah-kunz-set2-*.svg"))
+	assert.NotEmpty(t, figs)
+}
