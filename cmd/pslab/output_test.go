@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,9 +31,9 @@ func TestReportAndCompareOutIntoADirectory(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "existing")
 	require.NoError(t, os.Mkdir(target, 0o755))
-	assert.Equal(t, exitBadInput, execute([]string{"report", tableRecords, "--format", "md", "-o", target}))
+	assert.Equal(t, exitBadInput, executeFresh("report", tableRecords, "--format", "md", "-o", target))
 	noTempFiles(t, dir)
-	assert.Equal(t, exitBadInput, execute([]string{"compare", claimsRecords, claimsRecords, "--format", "md", "--margin", "10%", "--plot", "", "-o", target}))
+	assert.Equal(t, exitBadInput, executeFresh("compare", claimsRecords, claimsRecords, "--format", "md", "--margin", "10%", "--plot", "", "-o", target))
 	noTempFiles(t, dir)
 	entries, err := os.ReadDir(target)
 	require.NoError(t, err)
@@ -46,7 +48,7 @@ func TestCompareChecksEveryOutputFirst(t *testing.T) {
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
 	md := filepath.Join(dir, "cmp.md")
-	code := execute([]string{"compare", claimsRecords, claimsRecords, "--format", "md", "--margin", "10%", "-o", md, "--plot", filepath.Join(file, "plots")})
+	code := executeFresh("compare", claimsRecords, claimsRecords, "--format", "md", "--margin", "10%", "-o", md, "--plot", filepath.Join(file, "plots"))
 	assert.Equal(t, exitBadInput, code)
 	_, err := os.Stat(md)
 	assert.True(t, os.IsNotExist(err), "nothing written when an output is bad")
@@ -57,7 +59,7 @@ func TestCompareChecksEveryOutputFirst(t *testing.T) {
 func TestPlotOutIsAFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
-	assert.Equal(t, exitBadInput, execute([]string{"plot", tableRecords, "--figure", "latency", "--dpi", "96", "--out", file}))
+	assert.Equal(t, exitBadInput, executeFresh("plot", tableRecords, "--figure", "latency", "--dpi", "96", "--out", file))
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "x", string(b))
@@ -77,7 +79,7 @@ func TestReportRefusesImpossibleNumbers(t *testing.T) {
 	require.NoError(t, os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	out := filepath.Join(dir, "REPORT.md")
 	stderr := captureStderr(t, func() {
-		assert.Equal(t, exitBadInput, execute([]string{"report", in, "--format", "md", "-o", out}))
+		assert.Equal(t, exitBadInput, executeFresh("report", in, "--format", "md", "-o", out))
 	})
 	assert.Contains(t, stderr, in+":1: impossible values")
 	assert.Contains(t, stderr, "result.sub_tput=-5000")
@@ -111,14 +113,38 @@ func TestRunDirectoryAsInput(t *testing.T) {
 	run := filepath.Join("..", "..", "results", "gaddah-kunz-quick")
 	dir := t.TempDir()
 	md := filepath.Join(dir, "REPORT.md")
-	require.Equal(t, exitOK, execute([]string{"report", run, "--format", "md", "-o", md}))
+	require.Equal(t, exitOK, executeFresh("report", run, "--format", "md", "-o", md))
 	b, err := os.ReadFile(md)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "## Suite gaddah-kunz-set1")
 	assert.Contains(t, string(b), "## Suite gaddah-kunz-set2")
 	cmp := filepath.Join(dir, "cmp.md")
-	require.Equal(t, exitOK, execute([]string{"compare", run, run, "--format", "md", "--margin", "10%", "--plot", "", "-o", cmp}))
-	require.Equal(t, exitOK, execute([]string{"plot", run, "--figure", "13", "--dpi", "96", "--out", filepath.Join(dir, "plots")}))
+	require.Equal(t, exitOK, executeFresh("compare", run, run, "--format", "md", "--margin", "10%", "--plot", "", "-o", cmp))
+	require.Equal(t, exitOK, executeFresh("plot", run, "--figure", "13", "--dpi", "96", "--out", filepath.Join(dir, "plots")))
 	figs, _ := filepath.Glob(filepath.Join(dir, "plots", "fig13-gaddah-kunz-set2-*.svg"))
 	assert.NotEmpty(t, figs)
+}
+
+// executeFresh runs a command line with every flag of every command back
+// at its default first (cobra keeps flag values, and slice flags append,
+// between calls in one process).
+func executeFresh(args ...string) int {
+	var reset func(c *cobra.Command)
+	reset = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if sv, ok := f.Value.(pflag.SliceValue); ok {
+					_ = sv.Replace(nil)
+				} else {
+					_ = f.Value.Set(f.DefValue)
+				}
+				f.Changed = false
+			})
+		}
+		for _, sub := range c.Commands() {
+			reset(sub)
+		}
+	}
+	reset(rootCmd)
+	return execute(args)
 }

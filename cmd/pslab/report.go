@@ -39,7 +39,9 @@ are pooled) and write a report:
     errata notes, a summary of the records' flags, and failed runs.
 
 --format csv writes the per-case table only, one row per case x broker x
-network. See docs/report.md for how each claim is evaluated.
+network; --format json the whole report as data (rows, validity, claims
+with their items and p-values, flags, provenance; the schema is in
+docs/report.md). See docs/report.md for how each claim is evaluated.
 
 A missing, empty or malformed records file, a record with impossible
 numbers (negative throughput, say) or an --out that cannot be written is
@@ -47,22 +49,41 @@ bad input (exit code 2, nothing written); a bad line is reported as
 file:line, all problems at once.`,
 		Example: `  pslab report runs/gaddah-kunz-set1-20260101-120000
   pslab report runs/set1 runs/set2 --out results/REPORT.md
-  pslab report runs/set2/records.jsonl --format csv --out set2.csv`,
+  pslab report runs/set2/records.jsonl --format csv --out set2.csv
+  pslab report runs/repro --format json | jq '.rows[] | select(.sub_tput.mean < 100)'`,
 		Args: argsCheck(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, args, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "md", "output format: md (markdown, with the claims check) or csv (per-case table)")
+	fl.StringVar(&f.format, "format", "md", reportFormats.help())
 	fl.StringVarP(&f.out, "out", "o", "", "write to this file (atomically) instead of standard output")
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newReportCmd()) }
 
+// reportInput is what every report format writes from.
+type reportInput struct {
+	data    *report.Dataset
+	sources []string
+}
+
+// reportFormats are report's --format values.
+var reportFormats = formats[reportInput]{
+	{"md", "markdown, with the claims check", func(w io.Writer, in reportInput) error {
+		return report.WriteMarkdown(w, in.data, claims.Check(in.data), in.sources)
+	}},
+	{"csv", "the per-case table", func(w io.Writer, in reportInput) error { return report.WriteCSV(w, in.data) }},
+	{"json", "the whole report as data, docs/report.md", func(w io.Writer, in reportInput) error {
+		return report.WriteJSON(w, report.BuildDoc(in.data, claims.Check(in.data), in.sources))
+	}},
+}
+
 func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	var errs []error
-	if f.format != "md" && f.format != "csv" {
-		errs = append(errs, fmt.Errorf("--format %q: want md or csv", f.format))
+	format, err := reportFormats.get(f.format)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, checkOutputs(output{flag: "--out", path: f.out})...)
 	recs, err := report.ReadRecords(args...)
@@ -72,11 +93,8 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	if len(errs) > 0 {
 		return badInput(errors.Join(errs...))
 	}
-	d := report.Build(recs)
-	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", d.Records), func(w io.Writer) error {
-		if f.format == "csv" {
-			return report.WriteCSV(w, d)
-		}
-		return report.WriteMarkdown(w, d, claims.Check(d), args)
+	in := reportInput{data: report.Build(recs), sources: args}
+	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", in.data.Records), func(w io.Writer) error {
+		return format.write(w, in)
 	})
 }

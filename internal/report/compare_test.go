@@ -61,10 +61,10 @@ func TestCompareVerdicts(t *testing.T) {
 	assert.Equal(t, "onlyB", c.OnlyB[0].Case)
 
 	var md, csv bytes.Buffer
-	require.NoError(t, WriteCompareMarkdown(&md, c, "A", "B"))
+	require.NoError(t, WriteCompareMarkdown(&md, NewCompareReport(c, "A", "B", Gate{})))
 	assert.Contains(t, md.String(), "1 same, 1 differ, 2 inconclusive of 4")
 	assert.Contains(t, md.String(), "Only in A: s onlyA b wireline")
-	require.NoError(t, WriteCompareCSV(&csv, c))
+	require.NoError(t, WriteCompareCSV(&csv, NewCompareReport(c, "A", "B", Gate{})))
 	assert.Equal(t, 5, bytes.Count(csv.Bytes(), []byte("\n")), "a header and one line per row")
 }
 

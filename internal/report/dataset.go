@@ -28,18 +28,18 @@ func statOf(xs []float64) Stat {
 
 // GroupKey identifies the repetitions that are aggregated together.
 type GroupKey struct {
-	Suite   string
-	Case    string
-	Broker  string
-	Network string // profile name, e.g. "wireline", "wifi-paper"
-	Quick   bool   // records of --quick runs are never pooled with full ones
+	Suite   string `json:"suite"`
+	Case    string `json:"case"`
+	Broker  string `json:"broker"`
+	Network string `json:"network"` // profile name, e.g. "wireline", "wifi-paper"
+	Quick   bool   `json:"quick"`   // records of --quick runs are never pooled with full ones
 }
 
 // RunError is one failed repetition.
 type RunError struct {
-	Rep   int
-	RunID string
-	Error string
+	Rep   int    `json:"rep"`
+	RunID string `json:"run_id"`
+	Error string `json:"error"`
 }
 
 // Group aggregates the repetitions of one case x broker x network.
@@ -92,6 +92,8 @@ type Dataset struct {
 	// Interrupted counts records of interrupted case runs: left out, they
 	// are neither results nor failed repetitions.
 	Interrupted int
+
+	all []*results.Record // every record, in input order
 }
 
 // Build aggregates records. It does no I/O.
@@ -102,6 +104,7 @@ func Build(recs []results.Record) *Dataset {
 	seenSuite, seenBroker, seenNet, seenRun := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := range recs {
 		r := &recs[i]
+		d.all = append(d.all, r)
 		d.Records++
 		if r.Quick {
 			d.Quick++

@@ -32,7 +32,7 @@ func (m *mdWriter) p(format string, a ...any) { fmt.Fprintf(m.w, format+"\n", a.
 
 func (m *mdWriter) row(cells ...string) {
 	for i, c := range cells {
-		cells[i] = strings.ReplaceAll(strings.ReplaceAll(c, "|", `\|`), "\n", " ")
+		cells[i] = mdCell(c)
 	}
 	m.p("| %s |", strings.Join(cells, " | "))
 }
@@ -319,46 +319,21 @@ func flagList(g *Group) string {
 }
 
 func (m *mdWriter) flags(d *Dataset, suite string) {
-	type agg struct {
-		records int
-		where   []string
-		text    string
-	}
-	byName := map[string]*agg{}
-	for _, g := range d.Groups {
-		if g.Suite != suite {
-			continue
-		}
-		for n, k := range g.Flags {
-			a := byName[n]
-			if a == nil {
-				a = &agg{text: g.FlagText[n]}
-				byName[n] = a
-			}
-			a.records += k
-			a.where = append(a.where, fmt.Sprintf("%s/%s/%s", g.Case, g.Broker, g.Network))
-		}
-	}
-	if len(byName) == 0 {
+	fs := FlagsOf(d, suite)
+	if len(fs) == 0 {
 		return
 	}
-	var names []string
-	for n := range byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	m.p("### Flags")
 	m.p("")
 	m.p("Reasons not to take a record's numbers at face value, as the run recorded them.")
 	m.p("")
 	m.head("flag", "records", "case/broker/network", "first seen as")
-	for _, n := range names {
-		a := byName[n]
-		where := a.where
+	for _, f := range fs {
+		where := f.Where
 		if len(where) > 12 {
-			where = append(where[:12:12], fmt.Sprintf("and %d more", len(a.where)-12))
+			where = append(where[:12:12], fmt.Sprintf("and %d more", len(f.Where)-12))
 		}
-		m.row(n, fmt.Sprint(a.records), strings.Join(where, ", "), a.text)
+		m.row(f.Name, fmt.Sprint(f.Records), strings.Join(where, ", "), f.First)
 	}
 	m.p("")
 }
