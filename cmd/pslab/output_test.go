@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -125,26 +124,18 @@ func TestRunDirectoryAsInput(t *testing.T) {
 	assert.NotEmpty(t, figs)
 }
 
-// executeFresh runs a command line with every flag of every command back
-// at its default first (cobra keeps flag values, and slice flags append,
-// between calls in one process).
+// executeFresh runs a command line on fresh report, compare, plot, run
+// and sweep commands (cobra keeps flag values between calls in one
+// process, and slice flags append).
 func executeFresh(args ...string) int {
-	var reset func(c *cobra.Command)
-	reset = func(c *cobra.Command) {
-		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if sv, ok := f.Value.(pflag.SliceValue); ok {
-					_ = sv.Replace(nil)
-				} else {
-					_ = f.Value.Set(f.DefValue)
-				}
-				f.Changed = false
-			})
+	for _, mk := range []func() *cobra.Command{newReportCmd, newCompareCmd, newPlotCmd, newRunCmd, newSweepCmd} {
+		fresh := mk()
+		for _, c := range rootCmd.Commands() {
+			if c.Name() == fresh.Name() {
+				rootCmd.RemoveCommand(c)
+			}
 		}
-		for _, sub := range c.Commands() {
-			reset(sub)
-		}
+		rootCmd.AddCommand(fresh)
 	}
-	reset(rootCmd)
 	return execute(args)
 }

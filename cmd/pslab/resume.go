@@ -26,7 +26,7 @@ func addResumeFlags(cmd *cobra.Command, rf *resumeFlags) {
 
 // notStored are the flags a run's run.json leaves out: where it writes,
 // how it is resumed, and what does not change what is measured.
-var notStored = map[string]bool{"out": true, "resume": true, "force": true, "lab": true, "verbose": true}
+var notStored = map[string]bool{"out": true, "resume": true, "force": true, "lab": true, "verbose": true, "dry-run": true}
 
 // storedArgs are the files and flags of a run as run.json keeps them.
 func storedArgs(cmd *cobra.Command, files []string) []string {
@@ -59,14 +59,23 @@ func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out stri
 		fmt.Fprintln(cmd.ErrOrStderr(), "note: several scenario files without --out: each goes to its own directory, and the run cannot be resumed (give --out DIR to make it resumable)")
 		return "", nil
 	}
-	if _, err := os.Stat(filepath.Join(root, lab.RunInfoFile)); err == nil && holdsRecords(root) {
-		return "", badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
+	if err := checkNewRunRoot(root); err != nil {
+		return "", err
 	}
 	info, err := lab.NewRunInfo(storedArgs(cmd, files), files)
 	if err != nil {
 		return "", err
 	}
 	return root, lab.WriteRunInfo(root, info)
+}
+
+// checkNewRunRoot refuses a root that already holds a run: that run is
+// resumed with --resume, or the new one goes elsewhere.
+func checkNewRunRoot(root string) error {
+	if _, err := os.Stat(filepath.Join(root, lab.RunInfoFile)); err == nil && holdsRecords(root) {
+		return badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
+	}
+	return nil
 }
 
 // resumeRun continues the run in rf.dir with the files and flags its
@@ -82,7 +91,7 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 		}
 	})
 	if len(given) > 0 {
-		return badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
+		return badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose, --dry-run)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
 	}
 	info, err := lab.ReadRunInfo(rf.dir)
 	if err != nil {
@@ -123,6 +132,9 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 		opts.Finished = append(opts.Finished, fin...)
 		aside += n
 		dirs = append(dirs, dir)
+	}
+	if f.dryRun { // the plan of what is left: nothing set aside, run.json as it was
+		return printPlans(cmd, plans, opts, rf.dir)
 	}
 	for _, dir := range dirs {
 		if err := results.SetAsideUnfinished(dir); err != nil {

@@ -35,6 +35,7 @@ type runFlags struct {
 	parallel  int
 	// containers: --container BROKER[=CONTAINER] (container.go)
 	containers []string
+	dryRun     bool // --dry-run (dryrun.go)
 }
 
 func newRunCmd() *cobra.Command {
@@ -98,6 +99,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringVar(&f.cpus, "cpus", "", "CPU sets of the broker and the load clients, disjoint: broker=LIST,clients=LIST (e.g. broker=1,clients=0), or off (default: the CPUs pslab may use split in two, the clients the lower half)")
 	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone (default: the file's parallel:, else 1)")
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@192.168.1.20:4222 (add ?monitor=8222, the NATS server's monitoring port, so that what it holds for core subscribers counts as backlog); as root a broker on another host is reached through the emulated link (every profile), otherwise over the host network (wireline only)")
+	addDryRunFlag(cmd, &f.dryRun)
 	fl.StringArrayVar(&f.containers, "container", nil, "measure a broker container through the emulated link: BROKER[=CONTAINER], e.g. nats (container pslab-nats) or artemis=pslab-artemis; finds its PID with docker inspect, credentials from NATS_*/ARTEMIS_* in the environment or ./.env (docs/containers.md)")
 }
 
@@ -109,6 +111,9 @@ func runRun(cmd *cobra.Command, files []string, f runFlags) error {
 	plans, err := loadPlans(files, f.quick, opts)
 	if err != nil {
 		return err
+	}
+	if f.dryRun {
+		return dryRun(cmd, plans, opts, f.out)
 	}
 	root, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {

@@ -55,6 +55,9 @@ case. Durable cases name their subscriptions "{prefix}-sub{sub}".`,
 			if err != nil {
 				return badInput(err)
 			}
+			if f.dryRun {
+				return dryRun(cmd, []lab.Plan{p}, opts, f.out)
+			}
 			return runPlans(cmd, []lab.Plan{p}, opts, f.out)
 		},
 	}

@@ -70,18 +70,25 @@ func (pr *progress) perRunOf(net string) time.Duration {
 	if d, ok := pr.perRun[net]; ok {
 		return d
 	}
-	var sum time.Duration
+	ww, drain := pr.plan.meanPhases(net)
+	labs := time.Duration(max(1, pr.labs[net]))
+	return (ww + drain + overheadEstimate) / labs
+}
+
+// meanPhases are the mean warm-up plus window, and the mean drain, of the
+// plan's cases on network net (a profile name).
+func (p Plan) meanPhases(net string) (warmupWindow, drain time.Duration) {
 	n := 0
-	for _, c := range pr.plan.Cases {
-		c = pr.plan.Suite.ForNetwork(c, net)
-		sum += c.Warmup + c.Window + c.Drain + overheadEstimate
+	for _, c := range p.Cases {
+		c = p.Suite.ForNetwork(c, net)
+		warmupWindow += c.Warmup + c.Window
+		drain += c.Drain
 		n++
 	}
-	labs := time.Duration(max(1, pr.labs[net]))
 	if n == 0 {
-		return overheadEstimate / labs
+		return 0, 0
 	}
-	return sum / time.Duration(n) / labs
+	return warmupWindow / time.Duration(n), drain / time.Duration(n)
 }
 
 // left is the remaining time, at least and at most (the most differs when
