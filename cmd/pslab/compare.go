@@ -28,7 +28,7 @@ func newCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Compare two result sets case by case: ratio B/A with its CI and a verdict",
-		Long: `Read two result sets (run bundle directories or records.jsonl files) and
+		Long: `Read two result sets (run bundle directories, run directories or records.jsonl files) and
 compare every case x broker x network found in both: the ratio B/A of
 subscriber throughput and of mean latency (ratio of geometric means over the
 repetitions) with its 95 % confidence interval from Welch's t on log values,

@@ -22,8 +22,8 @@ func newPlotCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plot RESULTS...",
 		Short: "Draw the paper's Figures 8-14, latency percentiles and per-second series (PNG and SVG)",
-		Long: `Read result records (run bundle directories or records.jsonl files; several
-are pooled) and draw figures as PNG and SVG into --out:
+		Long: `Read result records (run bundle directories, run directories or records.jsonl
+files; several are pooled) and draw figures as PNG and SVG into --out:
 
   fig08..fig14-<suite>-<broker>   counterparts of Gaddah & Kunz's Figures 8-14:
                                   throughput vs N for the one-to-one model (8: 100 B,
@@ -35,6 +35,12 @@ are pooled) and draw figures as PNG and SVG into --out:
                                   one panel per network, with the paper's mean
   series-<suite>-<broker>-<net>   per-second published/delivered messages per case
                                   and repetition, with the measurement window
+  sweep-<suite>-<broker>-<net>-<key>
+                                  a sweep: subscriber and publisher throughput and
+                                  mean latency against each varied key, a line per
+                                  combination of the other keys' values
+  resources-<suite>-<case>-...    long runs (a soak): the client's memory and
+                                  goroutines per second, faults shaded
 
 Throughput and latency axes are logarithmic. A figure whose cases are not in
 the results is skipped and the reason printed; a panel without measurements
@@ -48,7 +54,7 @@ counts may be reduced).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "plots", "directory for the PNG and SVG files")
-	fl.StringVar(&f.figure, "figure", "all", "figures to draw: 8..14, all, latency, series (comma-separated)")
+	fl.StringVar(&f.figure, "figure", "all", "figures to draw: 8..14, latency, series, sweep, resources or all (comma-separated)")
 	fl.IntVar(&f.dpi, "dpi", 96, "PNG resolution")
 	return cmd
 }

@@ -21,8 +21,9 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RESULTS...",
 		Short: "Tables of measured results next to the paper's, and a check of the paper's claims",
-		Long: `Read result records (run bundle directories or records.jsonl files; several
-are pooled) and write a report:
+		Long: `Read result records (run bundle directories, run directories, whose suites
+are each taken, or records.jsonl files; several are pooled) and write a
+report:
 
   - a validity table per broker x network: the rows whose 95 % CI is within
     ±5 % of the mean on each metric, repetitions used, flags, loss against

@@ -66,6 +66,9 @@ func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out stri
 	if err != nil {
 		return "", err
 	}
+	if cmd.Name() != "run" {
+		info.Command = cmd.Name() // a sweep: resumed from its flags
+	}
 	return root, lab.WriteRunInfo(root, info)
 }
 
@@ -101,9 +104,14 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 	if len(changes) > 0 && !rf.force {
 		return badInputf("cannot resume %s, it would mix two measurements:\n  %s\n(--force resumes anyway; run.json then records what was overridden)", rf.dir, strings.Join(changes, "\n  "))
 	}
+	sweep := info.Command == "sweep"
 	stored := &cobra.Command{Use: "run"}
 	var sf runFlags
-	addRunFlags(stored, &sf, true)
+	var sw sweepFlags
+	addRunFlags(stored, &sf, !sweep)
+	if sweep {
+		addSweepFlags(stored, &sw)
+	}
 	stored.SetErr(cmd.ErrOrStderr())
 	stored.SetOut(cmd.OutOrStdout())
 	if err := stored.Flags().Parse(info.Args); err != nil {
@@ -117,8 +125,14 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 	if err != nil {
 		return err
 	}
-	plans, err := loadPlans(stored.Flags().Args(), sf.quick, opts)
-	if err != nil {
+	var plans []lab.Plan
+	if sweep {
+		p, err := sweepPlan(sw, opts)
+		if err != nil {
+			return err
+		}
+		plans = []lab.Plan{p}
+	} else if plans, err = loadPlans(stored.Flags().Args(), sf.quick, opts); err != nil {
 		return err
 	}
 	var dirs []string

@@ -19,7 +19,10 @@ const RunInfoFile = "run.json"
 
 // RunInfo describes a run for resuming it.
 type RunInfo struct {
-	Pslab string `json:"pslab"`
+	// Command is the pslab command that made the run when it is not
+	// `run`: "sweep" (its cases come from Args, not from files).
+	Command string `json:"command,omitempty"`
+	Pslab   string `json:"pslab"`
 	// Args are the run's scenario files and flags as given, without
 	// --out, --resume, --force, --lab and --verbose.
 	Args    []string         `json:"args"`

@@ -99,14 +99,15 @@ func ParseFigures(s string) ([]string, error) {
 			add(Latency)
 			add(Series)
 			add(Resources)
+			add(Sweep)
 			continue
-		case Latency, Series, Resources:
+		case Latency, Series, Resources, Sweep:
 			add(p)
 			continue
 		}
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 8 || n > 14 {
-			return nil, fmt.Errorf("--figure %q: want 8..14, all, latency, series or resources (comma-separated)", part)
+			return nil, fmt.Errorf("--figure %q: want 8..14, all, latency, series, resources or sweep (comma-separated)", part)
 		}
 		add(strconv.Itoa(n))
 	}
@@ -147,6 +148,8 @@ func Render(d *report.Dataset, o Options, keep func(Figure) error) (skipped []st
 			jobs, skip = seriesJobs(d)
 		case Resources:
 			jobs, skip = resourceJobs(d)
+		case Sweep:
+			jobs, skip = sweepJobs(d)
 		default:
 			n, _ := strconv.Atoi(f)
 			spec, ok := figureSpecs[n]

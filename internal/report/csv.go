@@ -20,7 +20,7 @@ var CSVHeader = []string{
 	"expected", "received", "lost", "duplicated", "late",
 	"paper_pub_tput", "paper_sub_tput", "paper_latency_ms", "paper_errata",
 	"sub_ratio_vs_wireline", "paper_sub_ratio_vs_wireline",
-	"flags", "note",
+	"flags", "note", "varied",
 }
 
 // WriteCSV writes one row per case x broker x network.
@@ -54,7 +54,7 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 		}
 		row = append(row, strings.Join(errata, "; "))
 		row = append(row, subRatio(d, g), paperSubRatio(g))
-		row = append(row, csvFlags(g), g.Note)
+		row = append(row, csvFlags(g), g.Note, strings.Join(g.Varied, " "))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

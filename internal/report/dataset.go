@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"pslab/internal/metrics"
 	"pslab/internal/results"
@@ -52,6 +53,9 @@ type Group struct {
 	MixedFactors bool
 	Paper        map[string]float64
 	Note         string
+	// Varied: the values a sweep gave the case ("key=value", in the
+	// sweep's order; the first record's), empty for a case not from one.
+	Varied []string
 
 	Reps   int // successful repetitions
 	Failed []RunError
@@ -128,7 +132,7 @@ func Build(recs []results.Record) *Dataset {
 		k := GroupKey{Suite: r.Suite, Case: r.CaseID, Broker: r.Broker, Network: r.Network.Profile, Quick: r.Quick}
 		g := d.index[k]
 		if g == nil {
-			g = &Group{GroupKey: k, Name: r.Name, Factors: r.Factors, Note: r.Note,
+			g = &Group{GroupKey: k, Name: r.Name, Factors: r.Factors, Note: r.Note, Varied: r.Varied,
 				Flags: map[string]int{}, FlagText: map[string]string{}}
 			d.index[k] = g
 			d.Groups = append(d.Groups, g)
@@ -315,4 +319,42 @@ func (g *Group) Samples() *Samples {
 		s.Deliveries = append(s.Deliveries, c.ReceivedInWindow)
 	}
 	return s
+}
+
+// Label is the group's case id, with the values a sweep gave it:
+// "03 size=2048 subscription=durable".
+func (g *Group) Label() string {
+	if len(g.Varied) == 0 {
+		return g.Case
+	}
+	return g.Case + " " + strings.Join(g.Varied, " ")
+}
+
+// VariedValue is the value a sweep gave the group's case for key.
+func (g *Group) VariedValue(key string) (string, bool) {
+	for _, kv := range g.Varied {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// VariedKeys are the keys a suite's sweep varied, in the sweep's order.
+func (d *Dataset) VariedKeys(suite string) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		if g.Suite != suite {
+			continue
+		}
+		for _, kv := range g.Varied {
+			k, _, _ := strings.Cut(kv, "=")
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }

@@ -64,6 +64,8 @@ func docStat(s Stat) DocStat {
 type DocRow struct {
 	Suite   string         `json:"suite"`
 	Case    string         `json:"case"`
+	Label   string         `json:"label"`
+	Varied  []string       `json:"varied,omitempty"`
 	Name    string         `json:"name"`
 	Broker  string         `json:"broker"`
 	Network string         `json:"network"`
@@ -194,7 +196,7 @@ func nonNil(xs []string) []string {
 }
 
 func docRow(d *Dataset, g *Group) DocRow {
-	r := DocRow{Suite: g.Suite, Case: g.Case, Name: g.Name, Broker: g.Broker, Network: g.Network, Quick: g.Quick,
+	r := DocRow{Suite: g.Suite, Case: g.Case, Label: g.Label(), Varied: g.Varied, Name: g.Name, Broker: g.Broker, Network: g.Network, Quick: g.Quick,
 		Factors: g.Factors.String(), Mixed: g.MixedFactors, Reps: g.Reps, Failed: g.Failed,
 		Pub: docStat(g.Pub), Sub: docStat(g.Sub), Lat: docStat(g.Lat), P50: docStat(g.P50), P90: docStat(g.P90),
 		P99: docStat(g.P99), P999: docStat(g.P999), Max: docStat(g.Max),

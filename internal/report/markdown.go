@@ -46,6 +46,30 @@ func (m *mdWriter) head(cells ...string) {
 	m.p("|%s|", strings.Join(seps, "|"))
 }
 
+// columns makes a table's cell filter: the cells whose column is shown.
+func columns(shown ...bool) func(cells ...string) []string {
+	return func(cells ...string) []string {
+		var out []string
+		for i, c := range cells {
+			if shown[i] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+}
+
+// suiteHasPaper: some case of the suite ("": any suite) carries published
+// values.
+func suiteHasPaper(d *Dataset, suite string) bool {
+	for _, g := range d.Groups {
+		if (suite == "" || g.Suite == suite) && len(g.Paper) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (m *mdWriter) header(d *Dataset, sources []string) {
 	m.p("# pslab report")
 	m.p("")
@@ -61,7 +85,11 @@ func (m *mdWriter) header(d *Dataset, sources []string) {
 		m.p("**%d of %d records come from --quick runs** (short windows, reduced client counts in the big cases): they check that the pipeline works and are not comparable with the paper.", d.Quick, d.Records)
 		m.p("")
 	}
-	m.p("Throughput is msgs/s summed over publishers (pub) or subscribers (sub), mean ± 95 %% confidence half-width over repetitions; latency is the mean over every delivery in the window, in ms, averaged over repetitions. \"paper\" is the published value for the same case: wireline against the paper's wireline column, wifi-paper against its emulated 802.11 column. See docs/report.md for how to read this report and how each claim is evaluated.")
+	paper := ` "paper" is the published value for the same case: wireline against the paper's wireline column, wifi-paper against its emulated 802.11 column.`
+	if !suiteHasPaper(d, "") {
+		paper = ""
+	}
+	m.p("Throughput is msgs/s summed over publishers (pub) or subscribers (sub), mean ± 95 %% confidence half-width over repetitions; latency is the mean over every delivery in the window, in ms, averaged over repetitions.%s See docs/report.md for how to read this report and how each claim is evaluated.", paper)
 	m.p("")
 }
 
@@ -189,13 +217,16 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 	m.p("")
 	m.p("### Throughput and latency")
 	m.p("")
-	m.head("case", "factors", "broker", "network", "reps", "pub msgs/s", "paper", "sub msgs/s", "paper",
-		"latency ms", "paper", "p99 ms", "lost", "late", "flags")
+	// The paper columns only where the suite has published values.
+	paper := suiteHasPaper(d, suite)
+	pick := columns(true, true, true, true, true, true, paper, true, paper, true, paper, true, true, true, true)
+	m.head(pick("case", "factors", "broker", "network", "reps", "pub msgs/s", "paper", "sub msgs/s", "paper",
+		"latency ms", "paper", "p99 ms", "lost", "late", "flags")...)
 	for _, g := range d.Groups {
 		if g.Suite != suite {
 			continue
 		}
-		id := g.Case
+		id := g.Label()
 		if g.Quick {
 			id += " (quick)"
 		}
@@ -208,17 +239,17 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 			reps += fmt.Sprintf(" (+%d failed)", len(g.Failed))
 		}
 		if g.Reps == 0 {
-			m.row(id, factors, g.Broker, g.Network, reps, "FAILED", paperCell(g, PubTput), "FAILED", paperCell(g, SubTput),
-				"FAILED", paperCell(g, LatencyMs), "", "", "", "")
+			m.row(pick(id, factors, g.Broker, g.Network, reps, "FAILED", paperCell(g, PubTput), "FAILED", paperCell(g, SubTput),
+				"FAILED", paperCell(g, LatencyMs), "", "", "", "")...)
 			continue
 		}
 		p99 := "–"
 		if g.P99.Valid() {
 			p99 = FormatNum(g.P99.Mean)
 		}
-		m.row(id, factors, g.Broker, g.Network, reps,
+		m.row(pick(id, factors, g.Broker, g.Network, reps,
 			FormatStat(g.Pub), paperCell(g, PubTput), FormatStat(g.Sub), paperCell(g, SubTput),
-			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, lostCell(g), fmt.Sprint(g.Late), flagList(g))
+			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, lostCell(g), fmt.Sprint(g.Late), flagList(g))...)
 	}
 	m.p("")
 	if anyLostUnverified(d) {
@@ -245,23 +276,25 @@ func (m *mdWriter) ratios(d *Dataset, suite string, cases []*Group) {
 	if len(others) == 0 {
 		return
 	}
+	paper := suiteHasPaper(d, suite)
+	pick := columns(true, true, true, paper, true, paper, true, paper)
 	for _, n := range others {
 		m.p("### %s / wireline ratios", n)
 		m.p("")
-		m.head("case", "broker", "pub measured", "pub paper", "sub measured", "sub paper", "latency measured", "latency paper")
+		m.head(pick("case", "broker", "pub measured", "pub paper", "sub measured", "sub paper", "latency measured", "latency paper")...)
 		for _, c := range cases {
 			for _, b := range d.Brokers {
 				wl, ot := d.Get(suite, c.Case, b, Wireline), d.Get(suite, c.Case, b, n)
 				if wl == nil && ot == nil {
 					continue
 				}
-				m.row(c.Case, b,
+				m.row(pick(c.Case, b,
 					measuredRatio(wl, ot, func(g *Group) Stat { return g.Pub }),
 					paperRatio(c.Paper, PubTput, n),
 					measuredRatio(wl, ot, func(g *Group) Stat { return g.Sub }),
 					paperRatio(c.Paper, SubTput, n),
 					measuredRatio(wl, ot, func(g *Group) Stat { return g.Lat }),
-					paperRatio(c.Paper, LatencyMs, n))
+					paperRatio(c.Paper, LatencyMs, n))...)
 			}
 		}
 		m.p("")

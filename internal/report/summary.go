@@ -29,11 +29,13 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 	d := Build(recs)
 	var rows []rowKey
 	seen := map[rowKey]bool{}
+	labels := map[rowKey]string{}
 	for _, g := range d.Groups {
 		k := rowKey{g.Suite, g.Case, g.Broker, g.Quick}
 		if !seen[k] {
 			seen[k] = true
 			rows = append(rows, k)
+			labels[k] = g.Label()
 		}
 	}
 	cell := func(k rowKey, network string) *Group {
@@ -51,7 +53,7 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 	head = append(head, "flags")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, k := range rows {
-		id := k.caseID
+		id := labels[k] // the case id, with a sweep's values
 		if len(d.Suites) > 1 {
 			id = k.suite + "/" + id
 		}
