@@ -21,6 +21,7 @@ var CSVHeader = []string{
 	"paper_pub_tput", "paper_sub_tput", "paper_latency_ms", "paper_errata",
 	"sub_ratio_vs_wireline", "paper_sub_ratio_vs_wireline",
 	"flags", "note", "varied",
+	"wire_up_bytes_per_delivery", "wire_down_bytes_per_delivery",
 }
 
 // WriteCSV writes one row per case x broker x network.
@@ -55,6 +56,7 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 		row = append(row, strings.Join(errata, "; "))
 		row = append(row, subRatio(d, g), paperSubRatio(g))
 		row = append(row, csvFlags(g), g.Note, strings.Join(g.Varied, " "))
+		row = append(row, num(g.WireUp.Mean, g.WireUp.Valid()), num(g.WireDown.Mean, g.WireDown.Valid()))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -62,8 +62,12 @@ type Group struct {
 
 	Pub, Sub, Lat            Stat // msgs/s, msgs/s, mean latency ms
 	P50, P90, P99, P999, Max Stat // latency percentiles (ms), mean over reps
-	Lost, Dup, Late          int64
-	Expected, Received       int64
+	// WireUp, WireDown: bytes on the link per delivered message toward the
+	// broker and toward the clients (WirePerDelivery), over the
+	// repetitions with the link's counters.
+	WireUp, WireDown   Stat
+	Lost, Dup, Late    int64
+	Expected, Received int64
 	// Backlog is what the brokers still held when the drains ended (not
 	// lost), ToBroker the deliveries due for sends still on their way to
 	// the broker (not lost); LostUnverified counts records whose lost may
@@ -103,7 +107,7 @@ type Dataset struct {
 // Build aggregates records. It does no I/O.
 func Build(recs []results.Record) *Dataset {
 	d := &Dataset{index: map[GroupKey]*Group{}}
-	type acc struct{ pub, sub, lat, p50, p90, p99, p999, max []float64 }
+	type acc struct{ pub, sub, lat, p50, p90, p99, p999, max, up, down []float64 }
 	accs := map[*Group]*acc{}
 	seenSuite, seenBroker, seenNet, seenRun := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := range recs {
@@ -165,6 +169,9 @@ func Build(recs []results.Record) *Dataset {
 		g.Records = append(g.Records, r)
 		a.pub = append(a.pub, res.PubTput)
 		a.sub = append(a.sub, res.SubTput)
+		if up, down, ok := WirePerDelivery(r); ok {
+			a.up, a.down = append(a.up, up), append(a.down, down)
+		}
 		l := res.Latency
 		if l.Count > 0 {
 			a.lat = append(a.lat, l.MeanMs)
@@ -196,6 +203,7 @@ func Build(recs []results.Record) *Dataset {
 	for g, a := range accs {
 		g.Pub, g.Sub, g.Lat = statOf(a.pub), statOf(a.sub), statOf(a.lat)
 		g.P50, g.P90, g.P99, g.P999, g.Max = statOf(a.p50), statOf(a.p90), statOf(a.p99), statOf(a.p999), statOf(a.max)
+		g.WireUp, g.WireDown = statOf(a.up), statOf(a.down)
 	}
 	sort.Strings(d.Brokers)
 	sort.Strings(d.RunIDs)

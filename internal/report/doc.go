@@ -62,31 +62,33 @@ func docStat(s Stat) DocStat {
 
 // DocRow is one case × broker × network.
 type DocRow struct {
-	Suite   string         `json:"suite"`
-	Case    string         `json:"case"`
-	Label   string         `json:"label"`
-	Varied  []string       `json:"varied,omitempty"`
-	Name    string         `json:"name"`
-	Broker  string         `json:"broker"`
-	Network string         `json:"network"`
-	Quick   bool           `json:"quick"`
-	Factors string         `json:"factors"`
-	Mixed   bool           `json:"mixed_factors,omitempty"`
-	Reps    int            `json:"reps"`
-	Failed  []RunError     `json:"failed,omitempty"`
-	Pub     DocStat        `json:"pub_tput"`
-	Sub     DocStat        `json:"sub_tput"`
-	Lat     DocStat        `json:"latency_ms"`
-	P50     DocStat        `json:"latency_p50_ms"`
-	P90     DocStat        `json:"latency_p90_ms"`
-	P99     DocStat        `json:"latency_p99_ms"`
-	P999    DocStat        `json:"latency_p999_ms"`
-	Max     DocStat        `json:"latency_max_ms"`
-	Counts  DocCounts      `json:"counts"`
-	Paper   *DocPaper      `json:"paper,omitempty"`
-	Ratio   *DocRatio      `json:"vs_wireline,omitempty"`
-	Flags   map[string]int `json:"flags"`
-	Note    string         `json:"note,omitempty"`
+	Suite    string         `json:"suite"`
+	Case     string         `json:"case"`
+	Label    string         `json:"label"`
+	Varied   []string       `json:"varied,omitempty"`
+	Name     string         `json:"name"`
+	Broker   string         `json:"broker"`
+	Network  string         `json:"network"`
+	Quick    bool           `json:"quick"`
+	Factors  string         `json:"factors"`
+	Mixed    bool           `json:"mixed_factors,omitempty"`
+	Reps     int            `json:"reps"`
+	Failed   []RunError     `json:"failed,omitempty"`
+	Pub      DocStat        `json:"pub_tput"`
+	Sub      DocStat        `json:"sub_tput"`
+	Lat      DocStat        `json:"latency_ms"`
+	P50      DocStat        `json:"latency_p50_ms"`
+	P90      DocStat        `json:"latency_p90_ms"`
+	P99      DocStat        `json:"latency_p99_ms"`
+	P999     DocStat        `json:"latency_p999_ms"`
+	Max      DocStat        `json:"latency_max_ms"`
+	WireUp   DocStat        `json:"wire_up_bytes_per_delivery"`
+	WireDown DocStat        `json:"wire_down_bytes_per_delivery"`
+	Counts   DocCounts      `json:"counts"`
+	Paper    *DocPaper      `json:"paper,omitempty"`
+	Ratio    *DocRatio      `json:"vs_wireline,omitempty"`
+	Flags    map[string]int `json:"flags"`
+	Note     string         `json:"note,omitempty"`
 }
 
 // DocCounts are a row's delivery counts, summed over its repetitions.
@@ -199,7 +201,7 @@ func docRow(d *Dataset, g *Group) DocRow {
 	r := DocRow{Suite: g.Suite, Case: g.Case, Label: g.Label(), Varied: g.Varied, Name: g.Name, Broker: g.Broker, Network: g.Network, Quick: g.Quick,
 		Factors: g.Factors.String(), Mixed: g.MixedFactors, Reps: g.Reps, Failed: g.Failed,
 		Pub: docStat(g.Pub), Sub: docStat(g.Sub), Lat: docStat(g.Lat), P50: docStat(g.P50), P90: docStat(g.P90),
-		P99: docStat(g.P99), P999: docStat(g.P999), Max: docStat(g.Max),
+		P99: docStat(g.P99), P999: docStat(g.P999), Max: docStat(g.Max), WireUp: docStat(g.WireUp), WireDown: docStat(g.WireDown),
 		Counts: DocCounts{Expected: g.Expected, Received: g.Received, Lost: g.Lost, LostUnverified: g.LostUnverified,
 			Backlog: g.Backlog, ToBroker: g.ToBroker, Duplicated: g.Dup, Late: g.Late},
 		Flags: g.Flags, Note: g.Note}

@@ -218,10 +218,10 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 	m.p("### Throughput and latency")
 	m.p("")
 	// The paper columns only where the suite has published values.
-	paper := suiteHasPaper(d, suite)
-	pick := columns(true, true, true, true, true, true, paper, true, paper, true, paper, true, true, true, true)
+	paper, wire := suiteHasPaper(d, suite), hasWire(d, suite)
+	pick := columns(true, true, true, true, true, true, paper, true, paper, true, paper, true, wire, true, true, true)
 	m.head(pick("case", "factors", "broker", "network", "reps", "pub msgs/s", "paper", "sub msgs/s", "paper",
-		"latency ms", "paper", "p99 ms", "lost", "late", "flags")...)
+		"latency ms", "paper", "p99 ms", "wire B/msg up/down", "lost", "late", "flags")...)
 	for _, g := range d.Groups {
 		if g.Suite != suite {
 			continue
@@ -240,7 +240,7 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 		}
 		if g.Reps == 0 {
 			m.row(pick(id, factors, g.Broker, g.Network, reps, "FAILED", paperCell(g, PubTput), "FAILED", paperCell(g, SubTput),
-				"FAILED", paperCell(g, LatencyMs), "", "", "", "")...)
+				"FAILED", paperCell(g, LatencyMs), "", "", "", "", "")...)
 			continue
 		}
 		p99 := "–"
@@ -249,7 +249,7 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 		}
 		m.row(pick(id, factors, g.Broker, g.Network, reps,
 			FormatStat(g.Pub), paperCell(g, PubTput), FormatStat(g.Sub), paperCell(g, SubTput),
-			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, lostCell(g), fmt.Sprint(g.Late), flagList(g))...)
+			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, wireCell(g), lostCell(g), fmt.Sprint(g.Late), flagList(g))...)
 	}
 	m.p("")
 	if anyLostUnverified(d) {

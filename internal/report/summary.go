@@ -44,7 +44,7 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"case", "broker"}
 	for _, n := range d.Networks {
-		head = append(head, n+" pub/s", "sub/s", "lat ms", "p99 ms", "lost", "dup")
+		head = append(head, n+" pub/s", "sub/s", "lat ms", "p99 ms", "B/msg up/down", "lost", "dup")
 	}
 	ratioNets := ratioColumns(d.Networks)
 	for _, n := range ratioNets {
@@ -69,11 +69,11 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 				if g != nil && len(g.Failed) > 0 {
 					status = "FAILED"
 				}
-				line = append(line, status, "", "", "", "", "")
+				line = append(line, status, "", "", "", "", "", "")
 				continue
 			}
 			line = append(line, withCI(g.Pub), withCI(g.Sub), fmtMs(g.Lat.Mean), fmtMs(g.P99.Mean),
-				lostCell(g), fmt.Sprint(g.Dup))
+				strings.ReplaceAll(wireCell(g), "–", "-"), lostCell(g), fmt.Sprint(g.Dup))
 			for f := range g.Flags {
 				flags = append(flags, n+":"+f)
 			}
