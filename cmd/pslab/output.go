@@ -46,6 +46,11 @@ func checkWritable(o output) error {
 		return errors.New("is a directory: give a file name")
 	case err == nil && o.dir:
 		return writableDir(o.path)
+	case err == nil && !st.Mode().IsRegular(): // a device or a pipe: written in place
+		if err := unix.Access(o.path, unix.W_OK); err != nil {
+			return fmt.Errorf("not writable: %v", err)
+		}
+		return nil
 	case err == nil:
 		return writableDir(filepath.Dir(o.path)) // replaced by a rename in its directory
 	case !os.IsNotExist(err):
@@ -102,9 +107,25 @@ func writeOutput(cmd *cobra.Command, out, command, what string, write func(io.Wr
 	return nil
 }
 
-// writeFile makes the file's directory and writes it atomically; a
-// failure is bad input (exit 2: the output path cannot be used).
+// writeFile makes the file's directory and writes it atomically, or, when
+// the path is a device or a pipe (/dev/stdout, /dev/null, a FIFO), into
+// it: such a file is never replaced. A failure is bad input (exit 2: the
+// output path cannot be used).
 func writeFile(path string, data []byte) error {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return badInput(fmt.Errorf("write %s: %w", path, err))
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return badInput(fmt.Errorf("write %s: %w", path, err))
+		}
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return badInput(fmt.Errorf("write %s: %w", path, err))
 	}

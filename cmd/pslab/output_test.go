@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -138,4 +139,21 @@ func executeFresh(args ...string) int {
 		rootCmd.AddCommand(fresh)
 	}
 	return execute(args)
+}
+
+// -o naming a pipe (or a device such as /dev/null or /dev/stdout) writes
+// into it and leaves it what it was: it is never replaced by a file.
+func TestReportIntoAPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo) // opens for reading: the writer's open returns
+		got <- string(b)
+	}()
+	assert.Equal(t, exitOK, executeFresh("report", tableRecords, "--format", "csv", "-o", fifo))
+	assert.Contains(t, <-got, "suite,case,name")
+	st, err := os.Lstat(fifo)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeNamedPipe, st.Mode().Type(), "still a pipe")
 }
