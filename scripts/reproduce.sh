@@ -13,7 +13,8 @@
 # a reboot lose at most the case runs in flight). Each part is logged in
 # $OUT/parts.log (start, end, exit code, pslab version, machine), so a run
 # split over sessions or machines says which part ran where. When every
-# repetition is done it writes $OUT/REPORT.md and $OUT/plots.
+# repetition is done it writes $OUT/REPORT.md, $OUT/REPORT.html and
+# $OUT/plots.
 #
 # FORCE=1 passes --force to the resume: needed when pslab's version changed
 # between parts (each record names the version it was made with).
@@ -59,4 +60,5 @@ if [ "$rc" -ne 0 ]; then
 fi
 rm -f "$out/REPORT-partial.md"
 "$pslab" report "${setdirs[@]}" --out "$out/REPORT.md"
+"$pslab" report "$out" --format html --out "$out/REPORT.html"
 "$pslab" plot "${setdirs[@]}" --out "$out/plots"

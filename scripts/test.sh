@@ -3,8 +3,9 @@
 # checks, then the hermetic tests of every package with the race detector
 # (-short: no broker, no root, no network namespaces; they fail fast, in
 # about a minute and a half), then it installs what the integration tests
-# need (Artemis, through Maven) and runs the integration tests (real NATS
-# and Artemis, root link emulation) of the packages that have any.
+# need (Artemis, through Maven; Chromium, through apt) and runs the
+# integration tests (real NATS and Artemis, root link emulation, the HTML
+# report in a browser) of the packages that have any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,17 @@ go test -short -race -count=1 -timeout 10m ./... 2>&1 | tee /tmp/pslab-test-shor
 
 echo "== install Artemis (cached after the first time)"
 go run ./cmd/pslab broker install artemis
+
+# The HTML report's test (internal/report/htmlreport) renders the committed
+# reproduction in Debian's headless Chromium.
+echo "== install Chromium (cached after the first time)"
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "/usr/bin/chromium is missing: install it as root (apt-get install -y chromium)"; exit 1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium || {
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+fi
 
 # A package has integration tests when one of its tests skips in -short
 # mode; every other package was run in full above.

@@ -12,6 +12,7 @@ import (
 
 	"pslab/internal/plot"
 	"pslab/internal/report"
+	"pslab/internal/report/htmlreport"
 )
 
 type compareFlags struct {
@@ -100,6 +101,13 @@ var compareFormats = formats[report.CompareReport]{
 	{"csv", "one line per row", report.WriteCompareCSV},
 	{"json", "the comparison as data, docs/report.md", func(w io.Writer, cr report.CompareReport) error {
 		return report.WriteJSON(w, cr.Doc())
+	}},
+	{"html", "one self-contained page: warnings, gate, rows to sort and filter, the figure inline", func(w io.Writer, cr report.CompareReport) error {
+		fig, err := plot.CompareFigure(cr.Comparison, plot.Options{SVGOnly: true}, "compare")
+		if err != nil {
+			return err
+		}
+		return htmlreport.WriteCompare(w, cr.Doc(), &fig)
 	}},
 }
 

@@ -7,8 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pslab/internal/plot"
 	"pslab/internal/report"
 	"pslab/internal/report/claims"
+	"pslab/internal/report/htmlreport"
 )
 
 type reportFlags struct {
@@ -78,6 +80,21 @@ var reportFormats = formats[reportInput]{
 	{"json", "the whole report as data, docs/report.md", func(w io.Writer, in reportInput) error {
 		return report.WriteJSON(w, report.BuildDoc(in.data, claims.Check(in.data), in.sources))
 	}},
+	{"html", "one self-contained page to open in a browser: tables to sort and filter, claims to open, the figures inline", writeReportHTML},
+}
+
+// writeReportHTML draws the report's figures (SVG) and writes its page.
+func writeReportHTML(w io.Writer, in reportInput) error {
+	doc := report.BuildDoc(in.data, claims.Check(in.data), in.sources)
+	var figs []plot.Figure
+	skipped, err := plot.Render(in.data, plot.Options{Figures: htmlreport.Figures, SVGOnly: true}, func(f plot.Figure) error {
+		figs = append(figs, f)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return htmlreport.WriteReport(w, in.data, doc, figs, skipped)
 }
 
 func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
