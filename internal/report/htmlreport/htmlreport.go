@@ -127,6 +127,7 @@ type flagChip struct{ Text, Meaning string }
 
 type rowView struct {
 	Suite, Label, Factors, Broker, Network string
+	FactorTokens                           []string // the factors' words, each kept on one line
 	Reps                                   int
 	RepsText                               string
 	Pub, Sub, Lat, P99, Wire, Lost         string
@@ -337,7 +338,7 @@ func verdictClass(v string) string { return strings.ReplaceAll(v, " ", "-") }
 func rowsView(p *page, doc report.Doc) {
 	values := map[string]map[string]bool{"suite": {}, "broker": {}, "network": {}}
 	for _, r := range doc.Rows {
-		rv := rowView{Suite: r.Suite, Label: r.Label, Factors: r.Factors, Broker: r.Broker, Network: r.Network, Reps: r.Reps,
+		rv := rowView{Suite: r.Suite, Label: r.Label, Factors: r.Factors, FactorTokens: strings.Fields(r.Factors), Broker: r.Broker, Network: r.Network, Reps: r.Reps,
 			RepsText: fmt.Sprint(r.Reps)}
 		if r.Quick {
 			rv.Label += " (quick)"
@@ -398,6 +399,11 @@ func countsText(cs []report.Count) string {
 	return strings.Join(parts, ", ")
 }
 
+type notComparedView struct {
+	What string
+	Rows []string
+}
+
 type settingDiffView struct {
 	Kind, Key, A, B string
 	Rows            int
@@ -412,21 +418,22 @@ type compareRowView struct {
 }
 
 type comparePageView struct {
-	Title                        string
-	CSS                          template.CSS
-	JS                           template.JS
-	A, B                         string
-	RecordsA, RecordsB           int
-	Margin                       string
-	Warnings, Tally, NotCompared []string
-	Gate                         bool
-	GateClass, GateVerdict       string
-	GateConditions               string
-	Violations                   []string
-	Settings                     []settingDiffView
-	Selects                      []selectView
-	Rows                         []compareRowView
-	Figure                       *figureView
+	Title                  string
+	CSS                    template.CSS
+	JS                     template.JS
+	A, B                   string
+	RecordsA, RecordsB     int
+	Margin                 string
+	Warnings, Tally        []string
+	NotCompared            []notComparedView
+	Gate                   bool
+	GateClass, GateVerdict string
+	GateConditions         string
+	Violations             []string
+	Settings               []settingDiffView
+	Selects                []selectView
+	Rows                   []compareRowView
+	Figure                 *figureView
 }
 
 func ratioCells(r report.CompareRatio) (ratio, ci, p, ratioKey, pKey string) {
@@ -478,11 +485,11 @@ func compareView(doc report.CompareDoc, fig *plot.Figure) comparePageView {
 		if len(l.ks) == 0 {
 			continue
 		}
-		var ss []string
+		nc := notComparedView{What: l.what}
 		for _, k := range l.ks {
-			ss = append(ss, fmt.Sprintf("%s %s %s %s", k.Suite, k.Case, k.Broker, k.Network))
+			nc.Rows = append(nc.Rows, fmt.Sprintf("%s %s %s %s", k.Suite, k.Case, k.Broker, k.Network))
 		}
-		v.NotCompared = append(v.NotCompared, l.what+": "+strings.Join(ss, "; ")+".")
+		v.NotCompared = append(v.NotCompared, nc)
 	}
 	for _, d := range doc.SettingsDiffer {
 		v.Settings = append(v.Settings, settingDiffView{Kind: d.Kind, Key: d.Key, A: countsText(d.A), B: countsText(d.B), Rows: d.Rows})

@@ -74,4 +74,13 @@
     }
     apply();
   });
+  // A link to a claim opens it.
+  function openTarget() {
+    var el = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (el && el.tagName === "DETAILS") {
+      el.open = true;
+    }
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
 })();
