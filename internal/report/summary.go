@@ -1,6 +1,10 @@
-// Package report turns result records into tables: the summary printed at
-// the end of a run (networks side by side, with the wireless/wireline
-// ratio), and comparisons against the paper's published values.
+// Package report turns result records into what people read, gate on and
+// script: the aggregation of repetitions (Build), the summary printed at
+// the end of a run, the report's tables against the paper's values with
+// the validity table, comparisons of two result sets with their warnings
+// and gate, the statistics behind them, and the markdown, CSV and JSON
+// formats (the HTML page is package report/htmlreport, the paper's claims
+// package report/claims).
 package report
 
 import (

@@ -1,11 +1,17 @@
+// Package claims holds Gaddah & Kunz's qualitative conclusions as claims
+// with explicit rules, and evaluates them on a dataset: on the paper's own
+// printed values (which checks the rule) and on each broker's
+// measurements, every item a test on the repetitions (docs/report.md, "The
+// claims check"). Check returns a report.ClaimsCheck, which every report
+// format prints.
 package claims
 
 import (
 	"fmt"
 	"math"
-	"pslab/internal/report"
 	"sort"
 
+	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
 

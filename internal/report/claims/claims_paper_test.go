@@ -1,7 +1,6 @@
 package claims
 
 import (
-	"pslab/internal/report"
 	"strings"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 
 	"pslab/internal/load"
 	"pslab/internal/metrics"
+	"pslab/internal/report"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )

@@ -1,7 +1,6 @@
 package claims
 
 import (
-	"pslab/internal/report"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +8,7 @@ import (
 
 	"pslab/internal/load"
 	"pslab/internal/metrics"
+	"pslab/internal/report"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )

@@ -2,8 +2,8 @@ package claims
 
 import (
 	"fmt"
-	"pslab/internal/report"
 
+	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
 

@@ -3,9 +3,9 @@ package claims
 import (
 	"fmt"
 	"math"
-	"pslab/internal/report"
 	"sort"
 
+	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
 

@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"pslab/internal/report"
 	"sort"
 
+	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
 

@@ -3,8 +3,9 @@ package claims
 import (
 	"fmt"
 	"math"
-	"pslab/internal/report"
 	"strings"
+
+	"pslab/internal/report"
 )
 
 // Per-record quantities a claim can test besides the three metrics.

@@ -228,7 +228,8 @@ func problems(b *browser, session string) []string {
 // (headless Chromium, driven over the DevTools protocol): it opens with
 // the validity table, holds the rows, claims, flags and figures, sorts and
 // filters, fetches nothing and logs no error; a screenshot is kept
-// (PSLAB_SCREENSHOTS=DIR keeps it there). The comparison page likewise.
+// (PSLAB_SCREENSHOTS=DIR keeps it there). The committed REPORT.html and
+// the comparison page likewise.
 func TestReportInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
@@ -290,6 +291,16 @@ func TestReportInABrowser(t *testing.T) {
 	s.evaluate(ctx, t, `(() => { document.getElementById("figures").scrollIntoView(); return 0; })()`, new(int))
 	s.screenshot(ctx, t, filepath.Join(shots, "report-figures.png"))
 	assert.Empty(t, problems(b, s.id), "console errors, exceptions or network fetches")
+
+	// The committed page (results/gaddah-kunz-repro/REPORT.html) loads the
+	// same way.
+	committed := openPage(ctx, t, b, 1400, 1000)
+	committed.navigate(ctx, t, "../../../results/gaddah-kunz-repro/REPORT.html")
+	var kept struct{ Rows, Svgs int }
+	committed.evaluate(ctx, t, `({rows: document.querySelectorAll("#rows-table tbody tr").length, svgs: document.querySelectorAll("figure svg").length})`, &kept)
+	assert.Equal(t, got.Rows, kept.Rows, "the committed REPORT.html")
+	assert.Equal(t, got.Svgs, kept.Svgs, "the committed REPORT.html")
+	assert.Empty(t, problems(b, committed.id), "console errors, exceptions or network fetches")
 
 	c := openPage(ctx, t, b, 1400, 1000)
 	c.navigate(ctx, t, compareHTML)
