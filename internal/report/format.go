@@ -48,7 +48,7 @@ func FormatRatio(r float64) string {
 		return fmt.Sprintf("×%.0f", r)
 	case a >= 10:
 		return fmt.Sprintf("×%.1f", r)
-	case a >= 1:
+	case a >= 0.995: // ×1.00, not ×1 (two significant digits would round it)
 		return fmt.Sprintf("×%.2f", r)
 	}
 	return fmt.Sprintf("×%.2g", r) // two significant digits: ×0.56, ×0.095
