@@ -13,6 +13,7 @@ import (
 	"pslab/internal/plot"
 	"pslab/internal/report"
 	"pslab/internal/report/htmlreport"
+	"pslab/internal/results"
 )
 
 type compareFlags struct {
@@ -20,6 +21,7 @@ type compareFlags struct {
 	out        string
 	plot       string
 	margin     string
+	pairs      []string
 	failOn     []string
 	thresholds []string
 }
@@ -41,10 +43,15 @@ and a verdict:
   inconclusive  neither (too few repetitions, or too much noise)
 
 Rows found in one set only, and case ids whose factors differ between the
-sets, are listed and not compared. compare says what else differs between
-the two sets' compared records (run settings such as the window or the
-publish window, the link, the pslab build, the broker's version and
-settings, the machine and CPU sets), and when A and B are the same records.
+sets, are listed and not compared. --pair A=B compares broker A's rows of
+the first set with broker B's of the second (e.g. a broker's own protocol
+against its MQTT listener: --pair nats=nats-mqtt); both sets may be the
+same run. compare says what else differs between the two sets' compared
+records (run settings such as the window or the publish window, the link,
+the pslab build, the broker's version and settings, the machine and CPU
+sets), and when A and B are the same records. With --pair, the brokers'
+versions and settings differ on purpose: they are listed, as a note, and
+are not a difference for --fail-on settings.
 
 As a gate (a CI job), --threshold METRIC:STAT OP VALUE must hold on every
 compared row (metrics sub_tput, latency_ms, pub_tput; stats ratio, ci_lo,
@@ -62,7 +69,8 @@ common, or an output (--out, --plot) that cannot be written is bad input
 (exit code 2): every output is checked before anything is written.`,
 		Example: `  pslab compare runs/alone runs/parallel
   pslab compare runs/a runs/b --format csv --out cmp.csv --plot plots --margin 5%
-  pslab compare runs/main runs/branch --fail-on differs --threshold 'sub_tput:ratio>0.95'`,
+  pslab compare runs/main runs/branch --fail-on differs --threshold 'sub_tput:ratio>0.95'
+  pslab compare runs/wifi runs/wifi --pair nats=nats-mqtt --pair artemis=artemis-mqtt`,
 		Args: argsCheck(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args, f) },
 	}
@@ -71,12 +79,36 @@ common, or an output (--out, --plot) that cannot be written is bad input
 	fl.StringVarP(&f.out, "out", "o", "", "write to this file (atomically) instead of standard output")
 	fl.StringVar(&f.plot, "plot", "", "also draw the comparison (PNG and SVG) into this directory")
 	fl.StringVar(&f.margin, "margin", "10%", "equivalence margin for \"same\", e.g. 10% or 0.1")
+	fl.StringArrayVar(&f.pairs, "pair", nil, "compare broker A of the first set with broker B of the second: A=B (repeatable), e.g. nats=nats-mqtt")
 	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 99 when a compared row differs, is inconclusive, or the sets' settings differ: differs, inconclusive, settings (comma-separated)")
 	fl.StringArrayVar(&f.thresholds, "threshold", nil, "exit 99 unless every compared row meets METRIC:STAT OP VALUE, e.g. sub_tput:ratio>0.95 or latency_ms:ci_hi<1.5 (repeatable)")
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newCompareCmd()) }
+
+// pairRecords keeps, with --pair, the records of the paired brokers: of
+// the first set those of each A, of the second those of each B, named A
+// so that they meet A's rows.
+func pairRecords(recs []results.Record, pairs map[string]string, second bool) []results.Record {
+	var out []results.Record
+	for _, r := range recs {
+		if a, ok := pairs[r.Broker]; ok && second {
+			r.Broker = a
+			out = append(out, r)
+			continue
+		}
+		if !second {
+			for _, x := range pairs {
+				if r.Broker == x {
+					out = append(out, r)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
 
 // parseMargin reads "10%" or "0.1".
 func parseMargin(s string) (float64, error) {
@@ -144,12 +176,26 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	gate, gerrs := parseGate(f)
 	errs = append(errs, gerrs...)
 	errs = append(errs, checkOutputs(output{flag: "--out", path: f.out}, output{flag: "--plot", path: f.plot, dir: true})...)
+	pairs := map[string]string{} // broker of B -> broker of A
+	var pairList []report.Pair
+	for _, p := range f.pairs {
+		a, b, ok := strings.Cut(p, "=")
+		if !ok || a == "" || b == "" {
+			errs = append(errs, fmt.Errorf("--pair %q: want A=B, two broker names", p))
+			continue
+		}
+		pairs[b] = a
+		pairList = append(pairList, report.Pair{A: a, B: b})
+	}
 	var sets []*report.Dataset
-	for _, a := range args {
+	for i, a := range args {
 		recs, err := report.ReadRecords(a)
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if len(pairs) > 0 {
+			recs = pairRecords(recs, pairs, i == 1)
 		}
 		sets = append(sets, report.Build(recs))
 	}
@@ -157,6 +203,7 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 		return badInput(errors.Join(errs...))
 	}
 	c := report.Compare(sets[0], sets[1], margin)
+	c.Paired(pairList)
 	if len(c.Rows) == 0 {
 		return badInputf("%s and %s have no case x broker x network in common (%d only in A, %d only in B, %d with different factors)",
 			args[0], args[1], len(c.OnlyA), len(c.OnlyB), len(c.FactorsDiffer))

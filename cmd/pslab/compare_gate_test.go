@@ -24,7 +24,7 @@ func writeSet(t *testing.T, path, runID string, scale02, window float64) {
 	t.Helper()
 	f := scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne, Subscription: scenario.NonDurable,
 		Delivery: scenario.NonPersistent, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 100}
-	var b strings.Builder
+	var recs []results.Record
 	for i, id := range []string{"01", "02", "03"} {
 		base := float64(1000 * (i + 1))
 		if id == "02" {
@@ -39,11 +39,21 @@ func writeSet(t *testing.T, path, runID string, scale02, window float64) {
 				Result: &load.Result{PubTput: sub, SubTput: sub,
 					Latency: metrics.LatencySummary{Count: 1000, MeanMs: 1e6 / sub},
 					Counts:  load.Counts{Sent: 1000, Expected: 1000, Received: 1000, ReceivedInWindow: 1000}}}
-			line, err := json.Marshal(r)
-			require.NoError(t, err)
-			b.Write(line)
-			b.WriteByte('\n')
+			recs = append(recs, r)
 		}
+	}
+	writeRecords(t, path, recs)
+}
+
+// writeRecords writes records as a records file, one JSON line each.
+func writeRecords(t *testing.T, path string, recs []results.Record) {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		require.NoError(t, err)
+		b.Write(line)
+		b.WriteByte('\n')
 	}
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 }

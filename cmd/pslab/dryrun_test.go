@@ -19,6 +19,11 @@ import (
 	"pslab/internal/scenario"
 )
 
+// dryRunLab is the dry runs' lab: a dry run checks, like a run, that no
+// running pslab holds its lab, and pslab's default lab may be in use on
+// the machine that runs the tests.
+const dryRunLab = "pslabdry"
+
 // executeOut runs a command line (flags fresh) and returns its standard
 // output.
 func executeOut(t *testing.T, args ...string) (int, string) {
@@ -46,7 +51,7 @@ func netnsNames() []string {
 func TestDryRunPlansTheReproductionAndBuildsNothing(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "repro")
 	before := netnsNames()
-	code, plan := executeOut(t, "run", "../../scenarios/gaddah-kunz-set1.yaml", "../../scenarios/gaddah-kunz-set2.yaml", "--out", out, "--dry-run")
+	code, plan := executeOut(t, "run", "../../scenarios/gaddah-kunz-set1.yaml", "../../scenarios/gaddah-kunz-set2.yaml", "--out", out, "--dry-run", "--lab", dryRunLab)
 	require.Equal(t, exitOK, code, plan)
 	assert.Contains(t, plan, "suite gaddah-kunz-set1 (../../scenarios/gaddah-kunz-set1.yaml) -> "+filepath.Join(out, "gaddah-kunz-set1"))
 	assert.Contains(t, plan, "32 case(s) x 2 broker(s) (nats, artemis)")
@@ -100,7 +105,7 @@ func TestDryRunOfAResumePlansWhatIsLeft(t *testing.T) {
 	runJSON, err := os.ReadFile(filepath.Join(out, lab.RunInfoFile))
 	require.NoError(t, err)
 
-	code, plan := executeOut(t, "run", "--resume", out, "--dry-run")
+	code, plan := executeOut(t, "run", "--resume", out, "--dry-run", "--lab", dryRunLab)
 	require.Equal(t, exitOK, code, plan)
 	assert.Contains(t, plan, "total: 2 case runs")
 	after, err := os.ReadFile(filepath.Join(out, lab.RunInfoFile))
@@ -111,4 +116,26 @@ func TestDryRunOfAResumePlansWhatIsLeft(t *testing.T) {
 	entries, _ := os.ReadDir(out)
 	assert.Len(t, entries, 2, "nothing added: %v", entries)
 	assert.False(t, strings.Contains(plan, "resuming"), "a dry run resumes nothing")
+}
+
+// A dry run on MQTT brokers refuses, like a run, the cases a broker
+// cannot express, and with --skip-unsupported plans the others, each left
+// out with its reason, building nothing.
+func TestDryRunOnMQTTBrokers(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "mqtt")
+	before := netnsNames()
+	code, _ := executeOut(t, "run", "../../scenarios/gaddah-kunz-set2.yaml", "--broker", "mosquitto,nats-mqtt", "--out", out, "--dry-run", "--lab", dryRunLab)
+	assert.Equal(t, exitBadInput, code, "ack dups-ok at QoS 0 cannot be expressed")
+	code, plan := executeOut(t, "run", "../../scenarios/gaddah-kunz-set2.yaml", "--broker", "mosquitto,nats-mqtt", "--out", out, "--dry-run", "--skip-unsupported", "--lab", dryRunLab)
+	require.Equal(t, exitOK, code, plan)
+	assert.Contains(t, plan, "14 case(s) x 2 broker(s) (mosquitto, nats-mqtt)")
+	for _, b := range []string{"mosquitto", "nats-mqtt"} {
+		for _, c := range []string{"03", "07", "11", "15"} {
+			assert.Contains(t, plan, "note: case "+c+" not run on "+b+": ")
+		}
+	}
+	assert.Contains(t, plan, "dry run: nothing was built")
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no output directory")
+	assert.Equal(t, before, netnsNames(), "no namespace")
 }

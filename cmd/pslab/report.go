@@ -4,13 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"pslab/internal/brokers"
+	"pslab/internal/lab"
 	"pslab/internal/plot"
+	"pslab/internal/record"
 	"pslab/internal/report"
 	"pslab/internal/report/claims"
 	"pslab/internal/report/htmlreport"
+	"pslab/internal/results"
 )
 
 type reportFlags struct {
@@ -112,7 +119,65 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return badInput(errors.Join(errs...))
 	}
 	in := reportInput{data: report.Build(recs), sources: args}
+	in.data.Caveats = brokerCaveats()
+	if in.data.Partial, err = unfinishedRun(args); err != nil {
+		return err
+	}
 	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", in.data.Records), func(w io.Writer) error {
 		return format.write(w, in)
 	})
+}
+
+// unfinishedRun says how the run the inputs belong to stopped when its
+// parts.log (in the run's directory: an input bundle or its parent, the
+// one with run.json) says its last part did not finish; "" for a finished
+// run or inputs of no resumable run.
+func unfinishedRun(paths []string) (string, error) {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		dir := p
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			dir = filepath.Dir(p)
+		}
+		for _, d := range []string{dir, filepath.Dir(dir)} {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if _, err := os.Stat(filepath.Join(d, lab.RunInfoFile)); err != nil {
+				continue
+			}
+			line, finished, n, err := results.LastPart(d)
+			if err != nil {
+				return "", err
+			}
+			if line != "" && !finished {
+				return fmt.Sprintf("the run in %s has not finished: part %d of its %s stopped (%s)", d, n, results.PartsFile, partOutcome(line)), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// partOutcome is the outcome field of a parts.log line: "exit 130",
+// "running (no end recorded)".
+func partOutcome(line string) string {
+	fields := strings.SplitN(line, ", ", 4)
+	if len(fields) < 3 {
+		return line
+	}
+	if strings.HasPrefix(fields[1], "running") {
+		return fields[1]
+	}
+	return fields[1] + ", " + fields[2]
+}
+
+// brokerCaveats are the registered brokers' notes for reports.
+func brokerCaveats() []record.Caveat {
+	var out []record.Caveat
+	for _, n := range brokers.Names() {
+		d, _ := brokers.Lookup(n)
+		out = append(out, d.Caveats...)
+	}
+	return out
 }

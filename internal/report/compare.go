@@ -84,6 +84,31 @@ type Comparison struct {
 	// case, repetition and start); Identical: A and B are the same records.
 	SharedRecords int
 	Identical     bool
+	// Pairs are the brokers compared across (compare --pair): B's rows of
+	// broker Pair.B against A's of Pair.A, under A's name.
+	Pairs []Pair
+}
+
+// Pair is one broker of A compared with another of B (compare --pair
+// nats=nats-mqtt).
+type Pair struct {
+	A string `json:"a"`
+	B string `json:"b"`
+}
+
+// Paired notes that B's rows come from other brokers than A's (their
+// records renamed to A's broker before Build): the brokers' versions and
+// settings then differ on purpose, and are no warning.
+func (c *Comparison) Paired(pairs []Pair) {
+	c.Pairs = pairs
+	if len(pairs) == 0 {
+		return
+	}
+	for i := range c.SettingsDiffer {
+		if c.SettingsDiffer[i].Kind == KindBroker {
+			c.SettingsDiffer[i].OnPurpose = true
+		}
+	}
 }
 
 // Compare compares every case × broker × network of b with the same one
@@ -172,6 +197,10 @@ func WriteCompareMarkdown(w io.Writer, cr CompareReport) error {
 	p("")
 	p("A = %s (%d records), B = %s (%d records). Per case × broker × network: the ratio B/A of subscriber throughput and of mean latency (ratio of geometric means over the repetitions) with its 95 %% CI from Welch's t on log values, and the verdict: **same** when an equivalence test (TOST) puts the ratio within ±%.0f %% (a smaller difference may still be significant), **differs** when otherwise the CI excludes 1 (p < %.2f), **inconclusive** otherwise.", cr.NameA, c.RecordsA, cr.NameB, c.RecordsB, 100*c.Margin, Alpha)
 	p("")
+	if len(c.Pairs) > 0 {
+		p("Paired (--pair): %s. Each row is named by A's broker.", PairsText(c.Pairs))
+		p("")
+	}
 	for _, w := range c.Warnings() {
 		p("**Warning:** %s.", w)
 		p("")
@@ -180,7 +209,7 @@ func WriteCompareMarkdown(w io.Writer, cr CompareReport) error {
 		p("| setting | A | B | rows |")
 		p("|---|---|---|---|")
 		for _, d := range c.SettingsDiffer {
-			p("| %s %s | %s | %s | %d |", d.Kind, mdCell(d.Key), mdCell(countsText(d.A)), mdCell(countsText(d.B)), d.Rows)
+			p("| %s %s | %s | %s | %d |", d.KindText(), mdCell(d.Key), mdCell(countsText(d.A)), mdCell(countsText(d.B)), d.Rows)
 		}
 		p("")
 	}
@@ -297,6 +326,7 @@ type CompareDoc struct {
 	SettingsDiffer []SettingDiff             `json:"settings_differ"`
 	SharedRecords  int                       `json:"shared_records"`
 	Identical      bool                      `json:"identical"`
+	Pairs          []Pair                    `json:"pairs,omitempty"`
 	Warnings       []string                  `json:"warnings"`
 	Gate           *CompareGate              `json:"gate,omitempty"`
 }
@@ -346,7 +376,8 @@ func (cr CompareReport) Doc() CompareDoc {
 	d := CompareDoc{Schema: CompareDocSchema, A: CompareSide{cr.NameA, c.RecordsA}, B: CompareSide{cr.NameB, c.RecordsB},
 		Margin: c.Margin, Alpha: Alpha, Tally: map[string]map[string]int{},
 		Rows: []CompareDocRow{}, OnlyA: nonNilKeys(c.OnlyA), OnlyB: nonNilKeys(c.OnlyB), FactorsDiffer: nonNilKeys(c.FactorsDiffer),
-		SettingsDiffer: c.SettingsDiffer, SharedRecords: c.SharedRecords, Identical: c.Identical, Warnings: nonNil(c.Warnings())}
+		SettingsDiffer: c.SettingsDiffer, SharedRecords: c.SharedRecords, Identical: c.Identical, Warnings: nonNil(c.Warnings()),
+		Pairs: c.Pairs}
 	if d.SettingsDiffer == nil {
 		d.SettingsDiffer = []SettingDiff{}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pslab/internal/metrics"
+	"pslab/internal/record"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -100,6 +101,16 @@ type Dataset struct {
 	// Interrupted counts records of interrupted case runs: left out, they
 	// are neither results nor failed repetitions.
 	Interrupted int
+
+	// Caveats are the brokers' notes on what their records mean (their
+	// descriptors' Caveats, set by the caller): the report prints those
+	// that concern some record (CaveatTexts).
+	Caveats []record.Caveat
+
+	// Partial says how the run the records belong to stopped when it has
+	// not finished (set by the caller from the run's parts.log); "" for a
+	// finished run. Every format opens with it.
+	Partial string
 
 	all []*results.Record // every record, in input order
 }
@@ -365,4 +376,22 @@ func (d *Dataset) VariedKeys(suite string) []string {
 		}
 	}
 	return keys
+}
+
+// CaveatTexts are the texts of the brokers' caveats (Dataset.Caveats)
+// that concern some record, each once, in the caveats' order.
+func CaveatTexts(d *Dataset) []string {
+	var out []string
+	for _, c := range d.Caveats {
+	groups:
+		for _, g := range d.Groups {
+			for _, r := range g.Records {
+				if c.Applies(g.Broker, r.Mechanism) {
+					out = append(out, c.Text)
+					break groups
+				}
+			}
+		}
+	}
+	return out
 }

@@ -16,6 +16,7 @@ const DocSchema = "pslab-report/1"
 // what the HTML page shows. Every field is documented in docs/report.md.
 type Doc struct {
 	Schema      string        `json:"schema"`
+	Partial     string        `json:"partial,omitempty"` // how an unfinished run stopped (parts.log); absent when it finished
 	Sources     []string      `json:"sources"`
 	Records     int           `json:"records"`
 	Failed      int           `json:"failed"`
@@ -170,7 +171,7 @@ type DocItem struct {
 // BuildDoc puts the dataset, its validity, provenance, flags and claims
 // check into one document. sources are the paths the records came from.
 func BuildDoc(d *Dataset, check ClaimsCheck, sources []string) Doc {
-	doc := Doc{Schema: DocSchema, Sources: nonNil(sources), Records: d.Records, Failed: d.Failed,
+	doc := Doc{Schema: DocSchema, Partial: d.Partial, Sources: nonNil(sources), Records: d.Records, Failed: d.Failed,
 		Interrupted: d.Interrupted, Quick: d.Quick, Suites: nonNil(d.Suites), Brokers: nonNil(d.Brokers),
 		Networks: nonNil(d.Networks), RunIDs: nonNil(d.RunIDs), Provenance: ProvenanceOf(d),
 		Validity: ValidityTable(d), Flags: FlagsOf(d, "")}

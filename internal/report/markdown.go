@@ -17,6 +17,11 @@ import (
 func WriteMarkdown(w io.Writer, d *Dataset, check ClaimsCheck, sources []string) error {
 	bw := bufio.NewWriter(w)
 	m := &mdWriter{w: bw}
+	if d.Partial != "" {
+		m.p("> **PARTIAL**: %s.\n> Only the rows that have run so far are here, with the repetitions they have so far;\n"+
+			"> rows still to run are missing or short, and claims over them are not measurable.\n"+
+			"> A report written once every repetition is done has no such note.\n", d.Partial)
+	}
 	m.header(d, sources)
 	m.validity(d)
 	m.claims(d, check)

@@ -131,15 +131,9 @@ func paperPoints(d *report.Dataset) *points {
 // must know to read them. It is a pure function of the dataset.
 func Check(d *report.Dataset) report.ClaimsCheck {
 	c := report.ClaimsCheck{Tolerance: Tolerance, Alpha: report.Alpha, Claims: Evaluate(d),
-		PaperValues: len(paperPoints(d).all) > 0}
-	if natsSubjectSelectors(d) {
-		c.Notes = append(c.Notes, natsSelectorNote)
-	}
+		PaperValues: len(paperPoints(d).all) > 0, Notes: report.CaveatTexts(d)}
 	return c
 }
-
-// natsSelectorNote says what a selector is on NATS.
-const natsSelectorNote = "NATS has no message selectors: on NATS a \"selector\" is subject routing (the publisher puts the selector value in the subject, the subscriber subscribes to the subjects of its values), so the broker has no matching step to pay for. The selector claims measure routing there, not filtering."
 
 // Evaluate evaluates every claim on the paper's values and on each
 // broker's measurements. It is a pure function of the dataset.

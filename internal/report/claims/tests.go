@@ -188,16 +188,3 @@ func mechanismBase(m string) string {
 	}
 	return strings.TrimSpace(m)
 }
-
-// natsSubjectSelectors: some NATS record ran a selector case as subject
-// routing (its mechanism says so).
-func natsSubjectSelectors(d *report.Dataset) bool {
-	for _, g := range d.Groups {
-		for _, r := range g.Records {
-			if g.Broker == "nats" && g.Factors.Selector && strings.Contains(r.Mechanism, "selector as subject") {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -217,6 +217,9 @@ func reportView(d *report.Dataset, doc report.Doc, figs []plot.Figure, skipped [
 	p := page{Title: "pslab report: " + strings.Join(doc.Suites, ", "), CSS: template.CSS(css), JS: template.JS(js), // #nosec G203 -- embedded, pslab's own
 		Sources: doc.Sources, Records: doc.Records, Failed: doc.Failed, Suites: doc.Suites, Brokers: doc.Brokers, Networks: doc.Networks,
 		Figures: figureViews(figs), Skipped: skipped}
+	if doc.Partial != "" {
+		p.Notices = append(p.Notices, "PARTIAL: "+doc.Partial+". Only the rows that have run so far are here, with the repetitions they have so far; rows still to run are missing or short, and claims over them are not measurable.")
+	}
 	if doc.Interrupted > 0 {
 		p.Notices = append(p.Notices, fmt.Sprintf("%d interrupted case run(s) left out (cut short by SIGINT/SIGTERM: neither results nor failed repetitions).", doc.Interrupted))
 	}
@@ -425,6 +428,7 @@ type comparePageView struct {
 	RecordsA, RecordsB     int
 	Margin                 string
 	Warnings, Tally        []string
+	Paired                 string
 	NotCompared            []notComparedView
 	Gate                   bool
 	GateClass, GateVerdict string
@@ -458,6 +462,9 @@ func compareView(doc report.CompareDoc, fig *plot.Figure) comparePageView {
 	v := comparePageView{Title: "pslab compare", CSS: template.CSS(css), JS: template.JS(js), // #nosec G203 -- embedded, pslab's own
 		A: doc.A.Source, B: doc.B.Source, RecordsA: doc.A.Records, RecordsB: doc.B.Records,
 		Margin: fmt.Sprintf("%.0f", 100*doc.Margin), Warnings: doc.Warnings}
+	if len(doc.Pairs) > 0 {
+		v.Paired = report.PairsText(doc.Pairs)
+	}
 	for _, m := range []struct{ key, name string }{{"sub_tput", "sub throughput"}, {"latency_ms", "mean latency"}} {
 		t := doc.Tally[m.key]
 		v.Tally = append(v.Tally, fmt.Sprintf("%s: %d same, %d differ, %d inconclusive of %d", m.name, t[report.Same], t[report.Differs], t[report.CompareUndec], len(doc.Rows)))
@@ -492,7 +499,7 @@ func compareView(doc report.CompareDoc, fig *plot.Figure) comparePageView {
 		v.NotCompared = append(v.NotCompared, nc)
 	}
 	for _, d := range doc.SettingsDiffer {
-		v.Settings = append(v.Settings, settingDiffView{Kind: d.Kind, Key: d.Key, A: countsText(d.A), B: countsText(d.B), Rows: d.Rows})
+		v.Settings = append(v.Settings, settingDiffView{Kind: d.KindText(), Key: d.Key, A: countsText(d.A), B: countsText(d.B), Rows: d.Rows})
 	}
 	values := map[string]map[string]bool{"suite": {}, "broker": {}, "network": {}}
 	for _, r := range doc.Rows {
