@@ -7,7 +7,8 @@
 # gaddah-kunz-quick (not in the default: about 25 minutes), henjes (Henjes
 # et al.'s filter and capacity experiments on both brokers with the model
 # fits: about 15 minutes), faults (the fault study on both brokers and
-# networks: about 20 minutes) and soak (31 minutes); over MQTT
+# networks: about 20 minutes), soak (31 minutes) and sweep-nats (a sweep
+# over two factors on NATS: about 3 minutes); over MQTT
 # (MQTT_BROKERS, default mosquitto,nats-mqtt,artemis-mqtt): mqtt-smoke,
 # mqtt-gaddah-kunz-quick, mqtt-faults, and mqtt-vs-native (NATS and Artemis
 # against their MQTT listeners over wifi-paper). The Gaddah & Kunz
@@ -112,6 +113,11 @@ for part in "${parts[@]}"; do
       $pslab run scenarios/soak.yaml --out results/soak $lab
     $pslab report results/soak --out results/soak/REPORT.md
     $pslab plot results/soak --figure series,resources --out results/soak/plots ;;
+  sweep-nats)
+    run_part sweep-nats "A sweep over two factors on NATS over the wireline (issue 36): body size (100, 1024, 8192 B) x subscription (durable, non-durable) at 1/1/1, 3 repetitions of 4 s windows. Each record carries its case's varied values; REPORT.md labels the cases by them, and plots/sweep-* draws subscriber and publisher throughput and mean latency against each factor, a line per value of the other." \
+      $pslab sweep --name sweep-nats --broker nats --network wireline --vary size=100,1024,8192 --vary subscription=durable,non-durable --set warmup=1s --set window=4s --set drain=2s --reps 3 --out results/sweep-nats $lab
+    $pslab report results/sweep-nats --out results/sweep-nats/REPORT.md
+    $pslab plot results/sweep-nats --figure sweep,latency --out results/sweep-nats/plots ;;
   henjes)
     run_part henjes "Henjes et al.'s filter and capacity experiments (papers 000, 001, 003; docs/filters.md) on NATS (subject filters) and Artemis (application property and correlation-id header filters), wireline: publishers, subscribers, message size, filter activation, topics, simple vs OR-filters, AND-filter order and the joint grid r x n additional filters (scenarios/henjes-*.yaml, 294 case runs at 0.5 s warm-up, 2 s window, 1 s drain); then the three service-time models fitted to the grid and activation runs (broker CPU per message, and capacity from the runs the capacity rule calls saturated) and the figures. REPORT.md has the costs per broker and filter kind in µs with the fit quality." \
       $pslab model measure --broker nats,artemis --out results/henjes ;;

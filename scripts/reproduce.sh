@@ -16,7 +16,7 @@
 # over sessions or machines says which part ran where. A part that stops
 # early leaves $OUT/REPORT-partial.md (pslab report marks a report of an
 # unfinished run PARTIAL); when every repetition is done it writes
-# $OUT/REPORT.md and $OUT/plots.
+# $OUT/REPORT.md, $OUT/REPORT.html and $OUT/plots.
 #
 # FORCE=1 passes --force to the resume: needed when pslab's version changed
 # between parts (each record names the version it was made with).
@@ -53,4 +53,5 @@ if [ "$rc" -ne 0 ]; then
 fi
 rm -f "$out/REPORT-partial.md"
 "$pslab" report "${setdirs[@]}" --out "$out/REPORT.md"
+"$pslab" report "$out" --format html --out "$out/REPORT.html"
 "$pslab" plot "${setdirs[@]}" --out "$out/plots"

@@ -3,9 +3,10 @@
 # checks, then the hermetic tests of every package with the race detector
 # (-short: no broker, no root, no network namespaces; they fail fast, in
 # about a minute and a half), then it installs what the integration tests
-# need (Artemis, through Maven; Mosquitto, through apt-get) and runs the
-# integration tests (real NATS, Artemis and Mosquitto, root link
-# emulation) of the packages that have any.
+# need (Artemis, through Maven; Mosquitto and Chromium, through apt-get)
+# and runs the integration tests (real NATS, Artemis and Mosquitto, root
+# link emulation, the HTML report in a browser) of the packages that have
+# any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,17 @@ go test -count=1 -run TestCommittedRecordsWriteBackByteIdentically ./internal/re
 echo "== install Artemis (cached after the first time) and Mosquitto (Debian's package, as root)"
 go run ./cmd/pslab broker install artemis
 go run ./cmd/pslab broker install mosquitto
+
+# The HTML report's test (internal/report/htmlreport) renders the committed
+# reproduction in Debian's headless Chromium.
+echo "== install Chromium (cached after the first time)"
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "/usr/bin/chromium is missing: install it as root (apt-get install -y chromium)"; exit 1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium || {
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+fi
 
 # A package has integration tests when one of its tests skips in -short
 # mode (itself, or through internal/testbroker's SkipShort and the helpers

@@ -82,6 +82,11 @@ func TestReportOfAnUnfinishedRunIsPartial(t *testing.T) {
 	assert.Contains(t, report(), "part 1 of its parts.log stopped (running (no end recorded))")
 	require.NoError(t, p.End(130))
 	assert.Regexp(t, `^> \*\*PARTIAL\*\*: the run in .* has not finished: part 1 of its parts.log stopped \(\d+ s, exit 130\)`, report())
+	for format, want := range map[string]string{"json": `"partial": "the run in `, "html": `<p class="warn">PARTIAL: the run in `} {
+		out, err := runNew(t, newReportCmd, "", set, "--format", format)
+		require.NoError(t, err)
+		assert.Contains(t, out, want, "--format %s says so too", format)
+	}
 	p, err = results.BeginPart(root, "test")
 	require.NoError(t, err)
 	require.NoError(t, p.End(0))

@@ -435,7 +435,8 @@ func resumeCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityF
 	if err != nil {
 		return err
 	}
-	return resumePlans(cmd, rf, info, stored, sf.quick, opts, func(plans []lab.Plan, opts lab.Options) error {
+	load := func(opts lab.Options) ([]lab.Plan, error) { return loadPlans(stored.Flags().Args(), sf.quick, opts) }
+	return resumePlans(cmd, rf, info, opts, load, false, func(plans []lab.Plan, opts lab.Options) error {
 		return runCapacityPlans(cmd, plans, opts, p, rf.dir)
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 func TestCompareCommand(t *testing.T) {
 	dir := t.TempDir()
-	fx := filepath.Join("..", "..", "internal", "report", "testdata", "claims.jsonl")
+	fx := filepath.Join("..", "..", "internal", "report", "claims", "testdata", "claims.jsonl")
 	out := filepath.Join(dir, "cmp.md")
 	for name, args := range map[string][]string{
 		"missing set":  {"compare", fx, filepath.Join(dir, "nope"), "--out", out},

@@ -22,7 +22,18 @@ const (
 	exitOK       = 0
 	exitFailed   = 1 // a run failed
 	exitBadInput = 2 // bad input: nothing was run
+	// exitGateFailed: compare's --threshold or --fail-on was violated (k6
+	// exits 99 when its thresholds fail; CI users know the number).
+	exitGateFailed = 99
 )
+
+// gateFailedError is a comparison that violated its gate: its output was
+// written, and pslab exits with exitGateFailed.
+type gateFailedError struct{ violations int }
+
+func (e gateFailedError) Error() string {
+	return fmt.Sprintf("the comparison failed its gate: %d violation(s) (exit code %d)", e.violations, exitGateFailed)
+}
 
 // badInputError marks errors that mean "nothing was run, fix your input".
 type badInputError struct{ err error }
@@ -76,6 +87,10 @@ func exitCodeOf(err error) int {
 	var ie interruptedError
 	if errors.As(err, &ie) {
 		return ie.exitCode()
+	}
+	var gate gateFailedError
+	if errors.As(err, &gate) {
+		return exitGateFailed
 	}
 	var bad badInputError
 	if errors.As(err, &bad) || isCobraUsageError(err) {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,8 +12,11 @@ import (
 
 	"pslab/internal/brokers"
 	"pslab/internal/lab"
+	"pslab/internal/plot"
 	"pslab/internal/record"
 	"pslab/internal/report"
+	"pslab/internal/report/claims"
+	"pslab/internal/report/htmlreport"
 	"pslab/internal/results"
 )
 
@@ -27,8 +30,9 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RESULTS...",
 		Short: "Tables of measured results next to the paper's, and a check of the paper's claims",
-		Long: `Read result records (run bundle directories or records.jsonl files; several
-are pooled) and write a report:
+		Long: `Read result records (run bundle directories, run directories, whose suites
+are each taken, or records.jsonl files; several are pooled) and write a
+report:
 
   - a validity table per broker x network: the rows whose 95 % CI is within
     ±5 % of the mean on each metric, repetitions used, flags, loss against
@@ -45,49 +49,82 @@ are pooled) and write a report:
     errata notes, a summary of the records' flags, and failed runs.
 
 --format csv writes the per-case table only, one row per case x broker x
-network. See docs/report.md for how each claim is evaluated.
+network; --format json the whole report as data (rows, validity, claims
+with their items and p-values, flags, provenance; the schema is in
+docs/report.md). See docs/report.md for how each claim is evaluated.
 
-A missing, empty or malformed records file is bad input (exit code 2); a bad
-line is reported as file:line.`,
+A missing, empty or malformed records file, a record with impossible
+numbers (negative throughput, say) or an --out that cannot be written is
+bad input (exit code 2, nothing written); a bad line is reported as
+file:line, all problems at once.`,
 		Example: `  pslab report runs/gaddah-kunz-set1-20260101-120000
   pslab report runs/set1 runs/set2 --out results/REPORT.md
-  pslab report runs/set2/records.jsonl --format csv --out set2.csv`,
+  pslab report runs/set2/records.jsonl --format csv --out set2.csv
+  pslab report runs/repro --format json | jq '.rows[] | select(.sub_tput.mean < 100)'`,
 		Args: argsCheck(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, args, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "md", "output format: md (markdown, with the claims check) or csv (per-case table)")
+	fl.StringVar(&f.format, "format", "md", reportFormats.help())
 	fl.StringVarP(&f.out, "out", "o", "", "write to this file (atomically) instead of standard output")
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newReportCmd()) }
 
-func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
-	if f.format != "md" && f.format != "csv" {
-		return badInputf("--format %q: want md or csv", f.format)
-	}
-	recs, err := report.ReadRecords(args...)
-	if err != nil {
-		// Missing, empty or malformed input: nothing to report on.
-		return badInput(err)
-	}
-	d := report.Build(recs)
-	d.Caveats = brokerCaveats()
-	partial, err := unfinishedRun(args)
+// reportInput is what every report format writes from.
+type reportInput struct {
+	data    *report.Dataset
+	sources []string
+}
+
+// reportFormats are report's --format values.
+var reportFormats = formats[reportInput]{
+	{"md", "markdown, with the claims check", func(w io.Writer, in reportInput) error {
+		return report.WriteMarkdown(w, in.data, claims.Check(in.data), in.sources)
+	}},
+	{"csv", "the per-case table", func(w io.Writer, in reportInput) error { return report.WriteCSV(w, in.data) }},
+	{"json", "the whole report as data, docs/report.md", func(w io.Writer, in reportInput) error {
+		return report.WriteJSON(w, report.BuildDoc(in.data, claims.Check(in.data), in.sources))
+	}},
+	{"html", "one self-contained page to open in a browser: tables to sort and filter, claims to open, the figures inline", writeReportHTML},
+}
+
+// writeReportHTML draws the report's figures (SVG) and writes its page.
+func writeReportHTML(w io.Writer, in reportInput) error {
+	doc := report.BuildDoc(in.data, claims.Check(in.data), in.sources)
+	var figs []plot.Figure
+	skipped, err := plot.Render(in.data, plot.Options{Figures: htmlreport.Figures, SVGOnly: true}, func(f plot.Figure) error {
+		figs = append(figs, f)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", d.Records), func(w io.Writer) error {
-		if f.format == "csv" {
-			return report.WriteCSV(w, d)
-		}
-		if partial != "" {
-			fmt.Fprintf(w, "> **PARTIAL**: %s.\n> Only the rows that have run so far are here, with the repetitions they have so far;\n"+
-				"> rows still to run are missing or short, and claims over them are not measurable.\n"+
-				"> A report written once every repetition is done has no such note.\n\n", partial)
-		}
-		return report.WriteMarkdown(w, d, report.EvaluateClaims(d), args)
+	return htmlreport.WriteReport(w, in.data, doc, figs, skipped)
+}
+
+func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
+	var errs []error
+	format, err := reportFormats.get(f.format)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, checkOutputs(output{flag: "--out", path: f.out})...)
+	recs, err := report.ReadRecords(args...)
+	if err != nil { // missing, empty or malformed input: nothing to report on
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
+	}
+	in := reportInput{data: report.Build(recs), sources: args}
+	in.data.Caveats = brokerCaveats()
+	if in.data.Partial, err = unfinishedRun(args); err != nil {
+		return err
+	}
+	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", in.data.Records), func(w io.Writer) error {
+		return format.write(w, in)
 	})
 }
 
@@ -143,27 +180,4 @@ func brokerCaveats() []record.Caveat {
 		out = append(out, d.Caveats...)
 	}
 	return out
-}
-
-// writeOutput writes a command's output to standard output, or, with
-// --out, atomically to a file (nothing is written when write fails).
-func writeOutput(cmd *cobra.Command, out, command, what string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	var w io.Writer = cmd.OutOrStdout()
-	if out != "" {
-		w = &buf
-	}
-	if err := write(w); err != nil {
-		return err
-	}
-	if out != "" {
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
-		if err := results.WriteAtomic(out, buf.Bytes()); err != nil {
-			return fmt.Errorf("write %s: %w", out, err)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s -> %s\n", command, what, out)
-	}
-	return nil
 }

@@ -26,7 +26,7 @@ func addResumeFlags(cmd *cobra.Command, rf *resumeFlags) {
 
 // notStored are the flags a run's run.json leaves out: where it writes,
 // how it is resumed, and what does not change what is measured.
-var notStored = map[string]bool{"out": true, "resume": true, "force": true, "lab": true, "verbose": true}
+var notStored = map[string]bool{"out": true, "resume": true, "force": true, "lab": true, "verbose": true, "dry-run": true}
 
 // storedArgs are the files and flags of a run as run.json keeps them,
 // with the credentials of --url values left out (storedURL).
@@ -70,14 +70,14 @@ func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out stri
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := os.Stat(filepath.Join(root, lab.RunInfoFile)); err == nil && holdsRecords(root) {
+	if err := checkNewRunRoot(root); err != nil {
 		lock.Release()
-		return "", nil, badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
+		return "", nil, err
 	}
 	info, err := lab.NewRunInfo(args, files)
 	if err == nil {
-		if cmd.Name() != "run" && cmd.Name() != "sweep" {
-			info.Command = cmd.Name()
+		if cmd.Name() != "run" {
+			info.Command = cmd.Name() // a sweep is resumed from its flags; capacity by its own command
 		}
 		err = lab.WriteRunInfo(root, info)
 	}
@@ -88,6 +88,15 @@ func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out stri
 	return root, lock, nil
 }
 
+// checkNewRunRoot refuses a root that already holds a run: that run is
+// resumed with --resume, or the new one goes elsewhere.
+func checkNewRunRoot(root string) error {
+	if _, err := os.Stat(filepath.Join(root, lab.RunInfoFile)); err == nil && holdsRecords(root) {
+		return badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
+	}
+	return nil
+}
+
 // resumeRun continues the run in rf.dir with the files and flags its
 // run.json keeps. Everything is checked before anything is changed.
 func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) error {
@@ -96,7 +105,8 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 		return err
 	}
 	defer lock.Release()
-	if info.Command != "" {
+	sweep := info.Command == "sweep"
+	if info.Command != "" && !sweep {
 		return badInputf("%s is a run of pslab %s: resume it with pslab %s --resume %s", rf.dir, info.Command, info.Command, rf.dir)
 	}
 	args, err := resumeURLs(info.Args, f.urls, filepath.Join(rf.dir, lab.RunInfoFile))
@@ -104,7 +114,13 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 		return err
 	}
 	var sf runFlags
-	stored, err := storedCommand(cmd, "run", args, rf.dir, func(c *cobra.Command) { addRunFlags(c, &sf, true) })
+	var sw sweepFlags
+	stored, err := storedCommand(cmd, "run", args, rf.dir, func(c *cobra.Command) {
+		addRunFlags(c, &sf, !sweep)
+		if sweep {
+			addSweepFlags(c, &sw)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -113,7 +129,14 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 	if err != nil {
 		return err
 	}
-	return resumePlans(cmd, rf, info, stored, sf.quick, opts, func(plans []lab.Plan, opts lab.Options) error {
+	load := func(opts lab.Options) ([]lab.Plan, error) {
+		if sweep {
+			p, err := sweepPlan(sw, opts)
+			return []lab.Plan{p}, err
+		}
+		return loadPlans(stored.Flags().Args(), sf.quick, opts)
+	}
+	return resumePlans(cmd, rf, info, opts, load, f.dryRun, func(plans []lab.Plan, opts lab.Options) error {
 		return runPlans(cmd, plans, opts, rf.dir)
 	})
 }
@@ -128,16 +151,25 @@ func resumedFlags(cmd *cobra.Command, sf *runFlags, f runFlags, rf resumeFlags) 
 	}
 }
 
-// resumePlans loads the stored run's plans with opts, sets aside its
-// unfinished records and runs the plans from the finished ones (run).
-func resumePlans(cmd *cobra.Command, rf resumeFlags, info lab.RunInfo, stored *cobra.Command, quick bool, opts lab.Options,
-	run func([]lab.Plan, lab.Options) error) error {
+// resumePlans loads the stored run's plans with opts (load), sets aside
+// its unfinished records and runs the plans from the finished ones (run);
+// with dryRun it prints the plan of what is left and changes nothing.
+func resumePlans(cmd *cobra.Command, rf resumeFlags, info lab.RunInfo, opts lab.Options,
+	load func(lab.Options) ([]lab.Plan, error), dryRun bool, run func([]lab.Plan, lab.Options) error) error {
 	opts.ForceMixed = rf.force
-	plans, err := loadPlans(stored.Flags().Args(), quick, opts)
+	plans, err := load(opts)
 	if err != nil {
 		return err
 	}
-	if opts.Finished, err = resumeFinished(cmd, rf, plans, info); err != nil {
+	finished, dirs, aside, err := finishedRecords(rf, plans)
+	if err != nil {
+		return err
+	}
+	opts.Finished = finished
+	if dryRun { // the plan of what is left: nothing set aside, run.json as it was
+		return printPlans(cmd, plans, opts, rf.dir)
+	}
+	if err := noteResume(cmd, rf, info, dirs, len(finished), aside); err != nil {
 		return err
 	}
 	return run(plans, opts)
@@ -175,7 +207,7 @@ func checkResume(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInf
 		}
 	})
 	if len(given) > 0 {
-		return lab.RunInfo{}, nil, badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose, and --url for a URL whose credentials run.json does not keep)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
+		return lab.RunInfo{}, nil, badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose, --dry-run, and --url for a URL whose credentials run.json does not keep)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
 	}
 	info, err := lab.ReadRunInfo(rf.dir)
 	if err != nil {
@@ -204,10 +236,10 @@ func checkResume(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInf
 	return info, lock, nil
 }
 
-// resumeFinished sets aside the failed and interrupted records of the
-// plans' bundles, notes the resume in run.json and returns the finished
-// records, which are not run again.
-func resumeFinished(cmd *cobra.Command, rf resumeFlags, plans []lab.Plan, info lab.RunInfo) ([]results.Record, error) {
+// finishedRecords are the finished records of the plans' bundles (not run
+// again), their directories, and how many failed or interrupted ones
+// a resume sets aside.
+func finishedRecords(rf resumeFlags, plans []lab.Plan) ([]results.Record, []string, int, error) {
 	var finished []results.Record
 	var dirs []string
 	aside := 0
@@ -215,15 +247,21 @@ func resumeFinished(cmd *cobra.Command, rf resumeFlags, plans []lab.Plan, info l
 		dir := outDir(rf.dir, p.Suite.Name, len(plans) > 1)
 		fin, n, err := results.Unfinished(dir)
 		if err != nil {
-			return nil, badInput(err)
+			return nil, nil, 0, badInput(err)
 		}
 		finished = append(finished, fin...)
 		aside += n
 		dirs = append(dirs, dir)
 	}
+	return finished, dirs, aside, nil
+}
+
+// noteResume sets aside the failed and interrupted records in dirs and
+// notes the resume in run.json.
+func noteResume(cmd *cobra.Command, rf resumeFlags, info lab.RunInfo, dirs []string, finished, aside int) error {
 	for _, dir := range dirs {
 		if err := results.SetAsideUnfinished(dir); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var forced []string
@@ -235,11 +273,11 @@ func resumeFinished(cmd *cobra.Command, rf resumeFlags, plans []lab.Plan, info l
 	}
 	info.Resumed = append(info.Resumed, lab.NewResumeOccasion(forced))
 	if err := lab.WriteRunInfo(rf.dir, info); err != nil {
-		return nil, err
+		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "resuming %s: %d finished repetition(s) kept; %d failed or interrupted set aside in %s and run again\n",
-		rf.dir, len(finished), aside, results.SupersededFile)
-	return finished, nil
+		rf.dir, finished, aside, results.SupersededFile)
+	return nil
 }
 
 // holdsRecords reports whether root, or a suite directory in it, has

@@ -42,6 +42,7 @@ type runFlags struct {
 	parallel        int
 	// containers: --container BROKER[=CONTAINER] (container.go)
 	containers []string
+	dryRun     bool // --dry-run (dryrun.go)
 }
 
 func newRunCmd() *cobra.Command {
@@ -94,21 +95,28 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 		fl.StringVar(&f.cases, "cases", "", "case ids to run, e.g. 1-4,17 or nats-subject.* (default: all)")
 		fl.BoolVar(&f.quick, "quick", false, "apply the file's quick overrides (short windows, small counts)")
 	}
-	fl.StringSliceVar(&f.brokers, "broker", nil, "brokers to run on, e.g. nats,artemis (default: the file's)")
-	fl.StringSliceVar(&f.networks, "network", nil, "network profiles, e.g. wireline,wifi-paper or a profile YAML file (default: the file's)")
-	fl.IntVar(&f.reps, "reps", 0, "repetitions per case (default: the file's)")
+	def := func(file, sweep string) string { // what a flag left out means
+		if fileFlags {
+			return "(default: " + file + ")"
+		}
+		return "(default: " + sweep + ")"
+	}
+	fl.StringSliceVar(&f.brokers, "broker", nil, "brokers to run on, e.g. nats,artemis "+def("the file's", scenario.DefaultBroker))
+	fl.StringSliceVar(&f.networks, "network", nil, "network profiles, e.g. wireline,wifi-paper or a profile YAML file "+def("the file's", "wireline"))
+	fl.IntVar(&f.reps, "reps", 0, "repetitions per case "+def("the file's", "1"))
 	fl.StringVar(&f.out, "out", "", "output directory (default runs/<suite>-<time>)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed for selector values and ranges")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "a progress line per second while a case runs")
-	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-widths of subscriber throughput and mean latency are within this share of the mean, e.g. 5% (default: the file's ci:)")
-	fl.IntVar(&f.maxReps, "max-reps", 0, "cap on repetitions with a CI target (default: the file's max_reps:, else 10)")
+	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-widths of subscriber throughput and mean latency are within this share of the mean, e.g. 5% "+def("the file's ci:", "none"))
+	fl.IntVar(&f.maxReps, "max-reps", 0, "cap on repetitions with a CI target "+def("the file's max_reps:, else 10", "10"))
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.BoolVar(&f.skipUnsupported, "skip-unsupported", false, "leave out, with a note each, the cases a broker cannot express (e.g. dups-ok over MQTT QoS 0) instead of refusing the run")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPU sets of the broker and the load clients, disjoint: broker=LIST,clients=LIST (e.g. broker=1,clients=0), or off (default: the CPUs pslab may use split in two, the clients the lower half)")
-	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone (default: the file's parallel:, else 1)")
+	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone "+def("the file's parallel:, else 1", "1"))
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@192.168.1.20:4222 (add ?monitor=8222, the NATS server's monitoring port, so that what it holds for core subscribers counts as backlog); as root a broker on another host is reached through the emulated link (every profile), otherwise over the host network (wireline only)")
+	addDryRunFlag(cmd, &f.dryRun)
 	fl.StringArrayVar(&f.containers, "container", nil, "measure a broker container through the emulated link: BROKER[=CONTAINER], e.g. nats (container pslab-nats) or artemis=pslab-artemis; finds its PID with docker inspect, credentials from NATS_*/ARTEMIS_* in the environment or ./.env (docs/containers.md)")
 }
 
@@ -129,6 +137,9 @@ func runRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) erro
 	plans, err := loadPlans(files, f.quick, opts)
 	if err != nil {
 		return err
+	}
+	if f.dryRun {
+		return dryRun(cmd, plans, opts, f.out)
 	}
 	root, lock, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {

@@ -104,7 +104,7 @@ func (s *session) newCaseRun(c scenario.Case, rep int) *caseRun {
 		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: s.o.Quick, Mode: results.ModePaper,
 		Broker: s.drv.Name(), BrokerVersion: s.b.Version(), BrokerSettings: s.b.Settings(), BrokerConfig: s.config,
 		Mechanism: s.drv.Mechanism(c.Factors), Factors: c.Factors, FullFactors: c.Full, Settings: results.SettingsOf(c),
-		Paper: c.Paper, Note: c.Note, Versions: versions(s.b), Started: time.Now(),
+		Paper: c.Paper, Note: c.Note, Varied: scenario.Strings(c.Varied), Versions: versions(s.b), Started: time.Now(),
 		Seed: s.o.Seed + int64(rep), Network: s.nw.record(), Phases: &results.Phases{}, LatencyFloor: s.o.floor,
 	}
 	fm := ""

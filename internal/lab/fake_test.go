@@ -196,3 +196,16 @@ func TestRunOnFakeRefusesFaultsItCannotApply(t *testing.T) {
 	assert.Empty(t, recs[2].Error)
 	assert.Nil(t, recs[0].Result)
 }
+
+// A case from a sweep carries its varied values into its records.
+func TestRecordsCarryTheSweepsValues(t *testing.T) {
+	c := fakeCase("01", scenario.NonDurable)
+	c.Warmup, c.Window, c.Drain = 100*time.Millisecond, 300*time.Millisecond, time.Second
+	c.Varied = []scenario.Setting{{Key: "size", Value: "100"}, {Key: "rate", Value: "300"}}
+	plain := fakeCase("02", scenario.NonDurable)
+	plain.Warmup, plain.Window, plain.Drain = 100*time.Millisecond, 300*time.Millisecond, time.Second
+	_, recs := runOnFake(t, fake.Knobs{}, 1, c, plain)
+	require.Len(t, recs, 2)
+	assert.Equal(t, []string{"size=100", "rate=300"}, recs[0].Varied)
+	assert.Empty(t, recs[1].Varied)
+}

@@ -75,18 +75,26 @@ func (pr *progress) perRunOf(net string) time.Duration {
 	if d, ok := pr.perRun[net]; ok {
 		return d
 	}
-	var sum time.Duration
+	ww, drain := pr.plan.meanPhases(net, pr.quick)
+	labs := time.Duration(max(1, pr.labs[net]))
+	return (ww + drain + overheadEstimate) / labs
+}
+
+// meanPhases are the mean warm-up plus window, and the mean drain, of the
+// plan's cases on network net (a profile name), as they run (caseOn:
+// quick's phases over a shaped link).
+func (p Plan) meanPhases(net string, quick bool) (warmupWindow, drain time.Duration) {
 	n := 0
-	for _, c := range pr.plan.Cases {
-		c = pr.plan.caseOn(c, net, pr.quick)
-		sum += c.Warmup + c.Window + c.Drain + overheadEstimate
+	for _, c := range p.Cases {
+		c = p.caseOn(c, net, quick)
+		warmupWindow += c.Warmup + c.Window
+		drain += c.Drain
 		n++
 	}
-	labs := time.Duration(max(1, pr.labs[net]))
 	if n == 0 {
-		return overheadEstimate / labs
+		return 0, 0
 	}
-	return sum / time.Duration(n) / labs
+	return warmupWindow / time.Duration(n), drain / time.Duration(n)
 }
 
 // left is the remaining time, at least and at most (the most differs when

@@ -20,7 +20,8 @@ const RunInfoFile = "run.json"
 // RunInfo describes a run for resuming it.
 type RunInfo struct {
 	// Command is the pslab command that made the run when it is not
-	// pslab run ("capacity"): its flags are that command's.
+	// pslab run: "sweep" (its cases come from Args, not from files) or
+	// "capacity" (its flags are that command's).
 	Command string `json:"command,omitempty"`
 	// Pslab is the build identity (Version); PslabBuild its long form
 	// (Build). A resume by another build sets aside the other build's

@@ -83,7 +83,16 @@ func latencyJob(suite, broker string, panels []*latencyPanel) job {
 	n := len(panels[0].cases)
 	panelW := vg.Length(math.Max(8, 0.34*float64(n)+2)) * vg.Inch
 	const legendW, panelH = 2 * vg.Inch, 3.8 * vg.Inch
-	note := "Each statistic is the mean over repetitions of that repetition's value (HDR histogram, 3 significant digits). Diamonds = the paper's mean latency."
+	published := false
+	for _, p := range panels {
+		for _, v := range p.paper {
+			published = published || finitePositive(v)
+		}
+	}
+	note := "Each statistic is the mean over repetitions of that repetition's value (HDR histogram, 3 significant digits)."
+	if published {
+		note += " Diamonds = the paper's mean latency."
+	}
 	for _, p := range panels {
 		if p.quick {
 			note += " QUICK RUN: not comparable with the paper; paper values not drawn."
@@ -109,8 +118,10 @@ func latencyJob(suite, broker string, panels []*latencyPanel) job {
 		for _, pc := range percentiles {
 			es = append(es, legendEntry{pc.name, glyphThumb(pc.glyph)})
 		}
-		es = append(es, legendEntry{"paper mean (Table 1/2)", glyphThumb(paperMark)},
-			legendEntry{"range p50..max", lineThumb(solid(light, 3), nil)})
+		if published { // no paper legend without paper values
+			es = append(es, legendEntry{"paper mean (Table 1/2)", glyphThumb(paperMark)})
+		}
+		es = append(es, legendEntry{"range p50..max", lineThumb(solid(light, 3), nil)})
 		drawLegend(lc, "", es)
 	}}
 }

@@ -37,8 +37,18 @@ func paperFigureJob(spec figureSpec, suite, broker string, panels []*panel) job 
 		lc := body
 		lc.Min.X = c.Min.X + 2*panelW + 10
 		lc.Max.Y = body.Max.Y - 20
-		drawLegend(lc, "", figureLegend(spec))
+		drawLegend(lc, "", figureLegend(spec, published(panels)))
 	}}
+}
+
+// published: some panel draws the paper's values.
+func published(panels []*panel) bool {
+	for _, p := range panels {
+		if p.published > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func rect(r vg.Rectangle) []vg.Point {
@@ -61,8 +71,11 @@ func figureNote(spec figureSpec, panels []*panel) string {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	s := fmt.Sprintf("Measured: mean over repetitions, whiskers = 95 %% CI (n ≥ 2). Diamonds = the paper's values (%s). Cases %s.",
-		spec.table, strings.Join(ids, ", "))
+	s := fmt.Sprintf("Measured: mean over repetitions, whiskers = 95 %% CI (n ≥ 2). Cases %s.", strings.Join(ids, ", "))
+	if published(panels) {
+		s = fmt.Sprintf("Measured: mean over repetitions, whiskers = 95 %% CI (n ≥ 2). Diamonds = the paper's values (%s). Cases %s.",
+			spec.table, strings.Join(ids, ", "))
+	}
 	if quick {
 		s += " QUICK RUN: short windows, reduced counts; paper values not drawn."
 	}
@@ -91,7 +104,7 @@ func panelFlags(panels []*panel) string {
 	return "Flags on some of these records (see the report): " + strings.Join(names, ", ")
 }
 
-func figureLegend(spec figureSpec) []legendEntry {
+func figureLegend(spec figureSpec, paperValues bool) []legendEntry {
 	var es []legendEntry
 	for i, s := range spec.series {
 		col := palette[i%len(palette)]
@@ -103,10 +116,12 @@ func figureLegend(spec figureSpec) []legendEntry {
 		}
 	}
 	paperName := "paper value (" + spec.table + ")"
-	if spec.line {
+	switch {
+	case !paperValues: // no paper legend without paper values
+	case spec.line:
 		es = append(es, legendEntry{paperName + ",", lineThumb(dashed(grey, 1.2), &paperMark)},
 			legendEntry{"  dashed, same colour", thumbFunc(func(*draw.Canvas) {})})
-	} else {
+	default:
 		es = append(es, legendEntry{paperName, glyphThumb(paperMark)})
 	}
 	es = append(es, legendEntry{"95 % confidence interval", thumbFunc(func(c *draw.Canvas) {

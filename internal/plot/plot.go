@@ -10,7 +10,6 @@ package plot
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -40,12 +39,42 @@ type Options struct {
 	OutDir  string
 	Figures []string // "8".."14", Latency, Series; empty: all
 	DPI     int      // PNG resolution; 0: 96
+	// SVGOnly renders no PNG (Figure.PNG stays empty): for pages that
+	// embed the figures.
+	SVGOnly bool
 }
 
 // Output lists what was written and what was not, with the reason.
 type Output struct {
 	Files   []string
 	Skipped []string
+}
+
+// Figure is one figure rendered in memory: the base name of its files and
+// its PNG and SVG.
+type Figure struct {
+	Name     string
+	PNG, SVG []byte
+}
+
+// Write stores the figure as dir/NAME.png and dir/NAME.svg, each
+// atomically, and returns the paths written.
+func (f Figure) Write(dir string) ([]string, error) {
+	base := filepath.Join(dir, f.Name)
+	var out []string
+	for _, x := range []struct {
+		ext  string
+		data []byte
+	}{{".png", f.PNG}, {".svg", f.SVG}} {
+		if len(x.data) == 0 {
+			continue
+		}
+		if err := results.WriteAtomic(base+x.ext, x.data); err != nil {
+			return out, err
+		}
+		out = append(out, base+x.ext)
+	}
+	return out, nil
 }
 
 // ParseFigures reads a --figure value: "all", "8".."14" (also "08",
@@ -70,14 +99,15 @@ func ParseFigures(s string) ([]string, error) {
 			add(Latency)
 			add(Series)
 			add(Resources)
+			add(Sweep)
 			continue
-		case Latency, Series, Resources:
+		case Latency, Series, Resources, Sweep:
 			add(p)
 			continue
 		}
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 8 || n > 14 {
-			return nil, fmt.Errorf("--figure %q: want 8..14, all, latency, series or resources (comma-separated)", part)
+			return nil, fmt.Errorf("--figure %q: want 8..14, all, latency, series, resources or sweep (comma-separated)", part)
 		}
 		add(strconv.Itoa(n))
 	}
@@ -87,54 +117,74 @@ func ParseFigures(s string) ([]string, error) {
 // Generate draws the selected figures of d into o.OutDir.
 func Generate(d *report.Dataset, o Options) (Output, error) {
 	var out Output
+	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
+		return out, err
+	}
+	skipped, err := Render(d, o, func(f Figure) error {
+		files, err := f.Write(o.OutDir)
+		out.Files = append(out.Files, files...)
+		return err
+	})
+	out.Skipped = skipped
+	sort.Strings(out.Files)
+	return out, err
+}
+
+// Render draws the selected figures of d one after the other and hands
+// each to keep (which may write it, or hold it); it returns why figures
+// were not drawn, and stops at the first error of keep.
+func Render(d *report.Dataset, o Options, keep func(Figure) error) (skipped []string, err error) {
 	figs := o.Figures
 	if len(figs) == 0 {
 		figs, _ = ParseFigures("all")
 	}
-	if o.DPI <= 0 {
-		o.DPI = 96
-	}
-	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
-		return out, err
-	}
 	for _, f := range figs {
 		var jobs []job
-		var skipped []string
+		var skip []string
 		switch f {
 		case Latency:
-			jobs, skipped = latencyJobs(d)
+			jobs, skip = latencyJobs(d)
 		case Series:
-			jobs, skipped = seriesJobs(d)
+			jobs, skip = seriesJobs(d)
 		case Resources:
-			jobs, skipped = resourceJobs(d)
+			jobs, skip = resourceJobs(d)
+		case Sweep:
+			jobs, skip = sweepJobs(d)
 		default:
 			n, _ := strconv.Atoi(f)
 			spec, ok := figureSpecs[n]
 			if !ok {
-				return out, fmt.Errorf("figure %q is not drawn by pslab", f)
+				return skipped, fmt.Errorf("figure %q is not drawn by pslab", f)
 			}
-			jobs, skipped = paperFigureJobs(d, spec)
+			jobs, skip = paperFigureJobs(d, spec)
 		}
-		out.Skipped = append(out.Skipped, skipped...)
-		files, err := writeJobs(o, jobs)
-		out.Files = append(out.Files, files...)
-		if err != nil {
-			return out, err
+		skipped = append(skipped, skip...)
+		for _, j := range jobs {
+			fig, err := render(o, j)
+			if err != nil {
+				return skipped, err
+			}
+			if err := keep(fig); err != nil {
+				return skipped, err
+			}
 		}
 	}
-	sort.Strings(out.Files)
-	return out, nil
+	return skipped, nil
 }
 
-// writeJobs renders every job, stopping at the first error.
+// writeJobs renders and writes every job, stopping at the first error.
 func writeJobs(o Options, jobs []job) ([]string, error) {
 	var out []string
 	for _, j := range jobs {
-		files, err := write(o, j)
+		fig, err := render(o, j)
 		if err != nil {
 			return out, err
 		}
+		files, err := fig.Write(o.OutDir)
 		out = append(out, files...)
+		if err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
@@ -147,29 +197,30 @@ type job struct {
 	draw func(c draw.Canvas)
 }
 
-// write renders a job as PNG and SVG, each written atomically.
-func write(o Options, j job) ([]string, error) {
-	base := filepath.Join(o.OutDir, sanitize(j.name))
-	img := vgimg.NewWith(vgimg.UseWH(j.w, j.h), vgimg.UseDPI(o.DPI))
-	j.draw(draw.New(img))
+// render draws a job as PNG (unless o.SVGOnly) and SVG, in memory.
+func render(o Options, j job) (Figure, error) {
+	f := Figure{Name: sanitize(j.name)}
+	dpi := o.DPI
+	if dpi <= 0 {
+		dpi = 96
+	}
+	var buf bytes.Buffer
+	if !o.SVGOnly {
+		img := vgimg.NewWith(vgimg.UseWH(j.w, j.h), vgimg.UseDPI(dpi))
+		j.draw(draw.New(img))
+		if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+			return f, fmt.Errorf("render %s.png: %w", f.Name, err)
+		}
+		f.PNG = append([]byte(nil), buf.Bytes()...)
+		buf.Reset()
+	}
 	svg := vgsvg.New(j.w, j.h)
 	j.draw(draw.New(svg))
-	png, sv := base+".png", base+".svg"
-	if err := writeFile(png, vgimg.PngCanvas{Canvas: img}); err != nil {
-		return nil, err
+	if _, err := svg.WriteTo(&buf); err != nil {
+		return f, fmt.Errorf("render %s.svg: %w", f.Name, err)
 	}
-	if err := writeFile(sv, svg); err != nil {
-		return nil, err
-	}
-	return []string{png, sv}, nil
-}
-
-func writeFile(path string, w io.WriterTo) error {
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		return fmt.Errorf("render %s: %w", path, err)
-	}
-	return results.WriteAtomic(path, buf.Bytes())
+	f.SVG = buf.Bytes()
+	return f, nil
 }
 
 func sanitize(s string) string {

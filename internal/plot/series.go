@@ -97,7 +97,11 @@ func shortFactors(f scenario.Factors) string {
 }
 
 func drawSeriesTile(c draw.Canvas, g *report.Group) {
-	p := newPlot(fmt.Sprintf("%s: %s", g.Case, shortFactors(g.Factors)), "s since warm-up start", "msgs/s")
+	title := fmt.Sprintf("%s: %s", g.Case, shortFactors(g.Factors))
+	if len(g.Varied) > 0 {
+		title = g.Label()
+	}
+	p := newPlot(title, "s since warm-up start", "msgs/s")
 	p.Title.TextStyle.Font.Size = 9
 	p.X.Label.TextStyle.Font.Size = 8
 	p.Y.Label.TextStyle.Font.Size = 8

@@ -81,7 +81,8 @@ func logRange(min, max float64) (float64, float64) {
 }
 
 // logTicks labels decades (1, 10, 100, 1k, ...) and, when fewer than three
-// decades are shown, the 2 and 5 in between.
+// decades are shown, the 2 and 5 in between; within less than a decade,
+// every tick.
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []gplot.Tick {
@@ -91,6 +92,7 @@ func (logTicks) Ticks(min, max float64) []gplot.Tick {
 	lo := math.Floor(math.Log10(min))
 	hi := math.Ceil(math.Log10(max))
 	labelMinor := hi-lo <= 3
+	labelAll := max/min < 10
 	var ticks []gplot.Tick
 	for e := lo; e <= hi; e++ {
 		dec := math.Pow(10, e)
@@ -100,7 +102,7 @@ func (logTicks) Ticks(min, max float64) []gplot.Tick {
 				continue
 			}
 			t := gplot.Tick{Value: v}
-			if m == 1 || (labelMinor && (m == 2 || m == 5)) {
+			if m == 1 || labelAll || (labelMinor && (m == 2 || m == 5)) {
 				t.Label = siLabel(v)
 			}
 			ticks = append(ticks, t)

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/load"
+	"pslab/internal/metrics"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -59,10 +61,10 @@ func TestCompareVerdicts(t *testing.T) {
 	assert.Equal(t, "onlyB", c.OnlyB[0].Case)
 
 	var md, csv bytes.Buffer
-	require.NoError(t, WriteCompareMarkdown(&md, c, "A", "B"))
+	require.NoError(t, WriteCompareMarkdown(&md, NewCompareReport(c, "A", "B", Gate{})))
 	assert.Contains(t, md.String(), "1 same, 1 differ, 2 inconclusive of 4")
 	assert.Contains(t, md.String(), "Only in A: s onlyA b wireline")
-	require.NoError(t, WriteCompareCSV(&csv, c))
+	require.NoError(t, WriteCompareCSV(&csv, NewCompareReport(c, "A", "B", Gate{})))
 	assert.Equal(t, 5, bytes.Count(csv.Bytes(), []byte("\n")), "a header and one line per row")
 }
 
@@ -107,4 +109,8 @@ func TestCompareSmallSignificantDifferenceIsSame(t *testing.T) {
 	assert.Equal(t, Same, r.Verdict)
 	assert.Less(t, r.P, Alpha)
 	assert.Equal(t, Differs, Compare(a, b, 0.01).Rows[0].Sub.Verdict)
+}
+
+func resultWith(pub, sub float64) *load.Result {
+	return &load.Result{PubTput: pub, SubTput: sub, Latency: metrics.LatencySummary{Count: 1, MeanMs: 1}}
 }

@@ -20,7 +20,8 @@ var CSVHeader = []string{
 	"expected", "received", "lost", "duplicated", "late",
 	"paper_pub_tput", "paper_sub_tput", "paper_latency_ms", "paper_errata",
 	"sub_ratio_vs_wireline", "paper_sub_ratio_vs_wireline",
-	"flags", "note",
+	"flags", "note", "varied",
+	"wire_up_bytes_per_delivery", "wire_down_bytes_per_delivery",
 }
 
 // WriteCSV writes one row per case x broker x network.
@@ -54,7 +55,8 @@ func WriteCSV(w io.Writer, d *Dataset) error {
 		}
 		row = append(row, strings.Join(errata, "; "))
 		row = append(row, subRatio(d, g), paperSubRatio(g))
-		row = append(row, csvFlags(g), g.Note)
+		row = append(row, csvFlags(g), g.Note, strings.Join(g.Varied, " "))
+		row = append(row, num(g.WireUp.Mean, g.WireUp.Valid()), num(g.WireDown.Mean, g.WireDown.Valid()))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -80,7 +82,7 @@ func subRatio(d *Dataset, g *Group) string {
 	if wl == nil || !wl.Sub.Valid() || !g.Sub.Valid() {
 		return ""
 	}
-	r := ratio(g.Sub.Mean, wl.Sub.Mean)
+	r := Ratio(g.Sub.Mean, wl.Sub.Mean)
 	return num(r, true)
 }
 
@@ -93,7 +95,7 @@ func paperSubRatio(g *Group) string {
 	if !ok1 || !ok2 {
 		return ""
 	}
-	return num(ratio(b.Value(), a.Value()), true)
+	return num(Ratio(b.Value(), a.Value()), true)
 }
 
 func csvFlags(g *Group) string {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"pslab/internal/metrics"
 	"pslab/internal/record"
@@ -29,18 +30,18 @@ func statOf(xs []float64) Stat {
 
 // GroupKey identifies the repetitions that are aggregated together.
 type GroupKey struct {
-	Suite   string
-	Case    string
-	Broker  string
-	Network string // profile name, e.g. "wireline", "wifi-paper"
-	Quick   bool   // records of --quick runs are never pooled with full ones
+	Suite   string `json:"suite"`
+	Case    string `json:"case"`
+	Broker  string `json:"broker"`
+	Network string `json:"network"` // profile name, e.g. "wireline", "wifi-paper"
+	Quick   bool   `json:"quick"`   // records of --quick runs are never pooled with full ones
 }
 
 // RunError is one failed repetition.
 type RunError struct {
-	Rep   int
-	RunID string
-	Error string
+	Rep   int    `json:"rep"`
+	RunID string `json:"run_id"`
+	Error string `json:"error"`
 }
 
 // Group aggregates the repetitions of one case x broker x network.
@@ -53,14 +54,21 @@ type Group struct {
 	MixedFactors bool
 	Paper        map[string]float64
 	Note         string
+	// Varied: the values a sweep gave the case ("key=value", in the
+	// sweep's order; the first record's), empty for a case not from one.
+	Varied []string
 
 	Reps   int // successful repetitions
 	Failed []RunError
 
 	Pub, Sub, Lat            Stat // msgs/s, msgs/s, mean latency ms
 	P50, P90, P99, P999, Max Stat // latency percentiles (ms), mean over reps
-	Lost, Dup, Late          int64
-	Expected, Received       int64
+	// WireUp, WireDown: bytes on the link per delivered message toward the
+	// broker and toward the clients (WirePerDelivery), over the
+	// repetitions with the link's counters.
+	WireUp, WireDown   Stat
+	Lost, Dup, Late    int64
+	Expected, Received int64
 	// Backlog is what the brokers still held when the drains ended (not
 	// lost), ToBroker the deliveries due for sends still on their way to
 	// the broker (not lost); LostUnverified counts records whose lost may
@@ -99,19 +107,27 @@ type Dataset struct {
 
 	// Caveats are the brokers' notes on what their records mean (their
 	// descriptors' Caveats, set by the caller): the report prints those
-	// that concern some record.
+	// that concern some record (CaveatTexts).
 	Caveats []record.Caveat
+
+	// Partial says how the run the records belong to stopped when it has
+	// not finished (set by the caller from the run's parts.log); "" for a
+	// finished run. Every format opens with it.
+	Partial string
+
+	all []*results.Record // every record, in input order
 }
 
 // Build aggregates records. It does no I/O.
 func Build(recs []results.Record) *Dataset {
 	d := &Dataset{index: map[GroupKey]*Group{}}
 	recs, d.Mixing = splitMixed(recs)
-	type acc struct{ pub, sub, lat, p50, p90, p99, p999, max []float64 }
+	type acc struct{ pub, sub, lat, p50, p90, p99, p999, max, up, down []float64 }
 	accs := map[*Group]*acc{}
 	seenSuite, seenBroker, seenNet, seenRun := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i := range recs {
 		r := &recs[i]
+		d.all = append(d.all, r)
 		d.Records++
 		if r.Quick {
 			d.Quick++
@@ -135,7 +151,7 @@ func Build(recs []results.Record) *Dataset {
 		k := GroupKey{Suite: r.Suite, Case: r.CaseID, Broker: r.Broker, Network: r.Network.Profile, Quick: r.Quick}
 		g := d.index[k]
 		if g == nil {
-			g = &Group{GroupKey: k, Name: r.Name, Factors: r.Factors, Note: r.Note,
+			g = &Group{GroupKey: k, Name: r.Name, Factors: r.Factors, Note: r.Note, Varied: r.Varied,
 				Flags: map[string]int{}, FlagText: map[string]string{}}
 			d.index[k] = g
 			d.Groups = append(d.Groups, g)
@@ -168,6 +184,9 @@ func Build(recs []results.Record) *Dataset {
 		g.Records = append(g.Records, r)
 		a.pub = append(a.pub, res.PubTput)
 		a.sub = append(a.sub, res.SubTput)
+		if up, down, ok := WirePerDelivery(r); ok {
+			a.up, a.down = append(a.up, up), append(a.down, down)
+		}
 		l := res.Latency
 		if l.Count > 0 {
 			a.lat = append(a.lat, l.MeanMs)
@@ -199,6 +218,7 @@ func Build(recs []results.Record) *Dataset {
 	for g, a := range accs {
 		g.Pub, g.Sub, g.Lat = statOf(a.pub), statOf(a.sub), statOf(a.lat)
 		g.P50, g.P90, g.P99, g.P999, g.Max = statOf(a.p50), statOf(a.p90), statOf(a.p99), statOf(a.p999), statOf(a.max)
+		g.WireUp, g.WireDown = statOf(a.up), statOf(a.down)
 	}
 	sort.Strings(d.Brokers)
 	sort.Strings(d.RunIDs)
@@ -282,4 +302,100 @@ func sortNetworks(ns []string) {
 		}
 		return ns[i] < ns[j]
 	})
+}
+
+// Samples are a group's per-repetition values, the input of every test
+// on repetitions (claims, comparisons).
+type Samples struct {
+	Pub, Sub []float64 // msgs/s, per record
+	Lat      []float64 // mean latency (ms) of the records with deliveries
+	// SubPub and PubSub: sub/pub and pub/sub throughput of each record.
+	SubPub, PubSub []float64
+	// Late: the share of a record's deliveries that arrived after the
+	// window (records with deliveries).
+	Late []float64
+	// Deliveries received in each record's window.
+	Deliveries []int64
+	// Mechanism: what the factors meant on the broker (the first record's).
+	Mechanism string
+}
+
+// Samples collects the group's per-repetition values.
+func (g *Group) Samples() *Samples {
+	s := &Samples{}
+	for _, r := range g.Records {
+		res := r.Result
+		if s.Mechanism == "" {
+			s.Mechanism = r.Mechanism
+		}
+		s.Pub = append(s.Pub, res.PubTput)
+		s.Sub = append(s.Sub, res.SubTput)
+		if res.Latency.Count > 0 {
+			s.Lat = append(s.Lat, res.Latency.MeanMs)
+		}
+		s.SubPub = append(s.SubPub, res.SubTput/res.PubTput)
+		s.PubSub = append(s.PubSub, res.PubTput/res.SubTput)
+		c := res.Counts
+		if c.Received > 0 {
+			s.Late = append(s.Late, float64(c.Late)/float64(c.Received))
+		}
+		s.Deliveries = append(s.Deliveries, c.ReceivedInWindow)
+	}
+	return s
+}
+
+// Label is the group's case id, with the values a sweep gave it:
+// "03 size=2048 subscription=durable".
+func (g *Group) Label() string {
+	if len(g.Varied) == 0 {
+		return g.Case
+	}
+	return g.Case + " " + strings.Join(g.Varied, " ")
+}
+
+// VariedValue is the value a sweep gave the group's case for key.
+func (g *Group) VariedValue(key string) (string, bool) {
+	for _, kv := range g.Varied {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// VariedKeys are the keys a suite's sweep varied, in the sweep's order.
+func (d *Dataset) VariedKeys(suite string) []string {
+	var keys []string
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		if g.Suite != suite {
+			continue
+		}
+		for _, kv := range g.Varied {
+			k, _, _ := strings.Cut(kv, "=")
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// CaveatTexts are the texts of the brokers' caveats (Dataset.Caveats)
+// that concern some record, each once, in the caveats' order.
+func CaveatTexts(d *Dataset) []string {
+	var out []string
+	for _, c := range d.Caveats {
+	groups:
+		for _, g := range d.Groups {
+			for _, r := range g.Records {
+				if c.Applies(g.Broker, r.Mechanism) {
+					out = append(out, c.Text)
+					break groups
+				}
+			}
+		}
+	}
+	return out
 }

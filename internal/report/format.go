@@ -48,14 +48,14 @@ func FormatRatio(r float64) string {
 		return fmt.Sprintf("×%.0f", r)
 	case a >= 10:
 		return fmt.Sprintf("×%.1f", r)
-	case a >= 1:
+	case a >= 0.995: // ×1.00, not ×1 (two significant digits would round it)
 		return fmt.Sprintf("×%.2f", r)
 	}
 	return fmt.Sprintf("×%.2g", r) // two significant digits: ×0.56, ×0.095
 }
 
-// ratio is b/a, NaN when either is missing or a is zero.
-func ratio(b, a float64) float64 {
+// Ratio is b/a, NaN when either is missing or a is zero.
+func Ratio(b, a float64) float64 {
 	if math.IsNaN(a) || math.IsNaN(b) || a == 0 {
 		return math.NaN()
 	}

@@ -44,7 +44,7 @@ func TestReadRecordsBundleAndSeveral(t *testing.T) {
 	one, err := ReadRecords(dir)
 	require.NoError(t, err)
 	assert.Len(t, one, 6)
-	two, err := ReadRecords(dir, "testdata/claims.jsonl")
+	two, err := ReadRecords(dir, "claims/testdata/claims.jsonl")
 	require.NoError(t, err)
 	assert.Len(t, two, 6+72)
 }
@@ -55,4 +55,27 @@ func TestReadRecordsNewerSchema(t *testing.T) {
 	_, err := ReadRecords(p)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), p+":1: record schema 99 is newer")
+}
+
+// A run directory (the --out of a run over several scenario files) is read
+// as the bundles of its suites; a directory with neither is bad input.
+func TestReadRecordsRunDirectory(t *testing.T) {
+	data, err := os.ReadFile("testdata/table.jsonl")
+	require.NoError(t, err)
+	run := t.TempDir()
+	for _, suite := range []string{"set-b", "set-a"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(run, suite), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(run, suite, "records.jsonl"), data, 0o644))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(run, "plots"), 0o755)) // no records: not a suite
+	files, err := RecordFiles(run)
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(run, "set-a", "records.jsonl"), filepath.Join(run, "set-b", "records.jsonl")}, files)
+	recs, err := ReadRecords(run)
+	require.NoError(t, err)
+	assert.Len(t, recs, 12)
+
+	_, err = ReadRecords(filepath.Join(run, "plots"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nor in a suite directory in it")
 }

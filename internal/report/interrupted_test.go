@@ -26,6 +26,6 @@ func TestInterruptedRecordIsNeitherResultNorFailure(t *testing.T) {
 	assert.Equal(t, 1, d.Groups[0].Reps)
 	assert.InDelta(t, 200, d.Groups[0].Sub.Mean, 1e-9)
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, d, nil, []string{"x"}))
+	require.NoError(t, WriteMarkdown(&buf, d, ClaimsCheck{}, []string{"x"}))
 	assert.Contains(t, buf.String(), "1 interrupted case run(s) left out")
 }

@@ -14,13 +14,18 @@ import (
 // suite the measured numbers next to the paper's, the wireless/wireline
 // ratios, errata notes, flags and failed runs. sources are the paths the
 // records came from (for the header only).
-func WriteMarkdown(w io.Writer, d *Dataset, claims []Claim, sources []string) error {
+func WriteMarkdown(w io.Writer, d *Dataset, check ClaimsCheck, sources []string) error {
 	bw := bufio.NewWriter(w)
 	m := &mdWriter{w: bw}
+	if d.Partial != "" {
+		m.p("> **PARTIAL**: %s.\n> Only the rows that have run so far are here, with the repetitions they have so far;\n"+
+			"> rows still to run are missing or short, and claims over them are not measurable.\n"+
+			"> A report written once every repetition is done has no such note.\n", d.Partial)
+	}
 	m.header(d, sources)
 	writeMixing(m.w, d.Mixing)
 	m.validity(d)
-	m.claims(d, claims)
+	m.claims(d, check)
 	for _, s := range d.Suites {
 		m.suite(d, s)
 	}
@@ -33,7 +38,7 @@ func (m *mdWriter) p(format string, a ...any) { fmt.Fprintf(m.w, format+"\n", a.
 
 func (m *mdWriter) row(cells ...string) {
 	for i, c := range cells {
-		cells[i] = strings.ReplaceAll(strings.ReplaceAll(c, "|", `\|`), "\n", " ")
+		cells[i] = mdCell(c)
 	}
 	m.p("| %s |", strings.Join(cells, " | "))
 }
@@ -45,6 +50,30 @@ func (m *mdWriter) head(cells ...string) {
 		seps[i] = "---"
 	}
 	m.p("|%s|", strings.Join(seps, "|"))
+}
+
+// columns makes a table's cell filter: the cells whose column is shown.
+func columns(shown ...bool) func(cells ...string) []string {
+	return func(cells ...string) []string {
+		var out []string
+		for i, c := range cells {
+			if shown[i] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+}
+
+// suiteHasPaper: some case of the suite ("": any suite) carries published
+// values.
+func suiteHasPaper(d *Dataset, suite string) bool {
+	for _, g := range d.Groups {
+		if (suite == "" || g.Suite == suite) && len(g.Paper) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *mdWriter) header(d *Dataset, sources []string) {
@@ -62,35 +91,59 @@ func (m *mdWriter) header(d *Dataset, sources []string) {
 		m.p("**%d of %d records come from --quick runs** (short windows, reduced client counts in the big cases): they check that the pipeline works and are not comparable with the paper.", d.Quick, d.Records)
 		m.p("")
 	}
-	m.p("Throughput is msgs/s summed over publishers (pub) or subscribers (sub), mean ± 95 %% confidence half-width over repetitions; latency is the mean over every delivery in the window, in ms, averaged over repetitions. \"paper\" is the published value for the same case: wireline against the paper's wireline column, wifi-paper against its emulated 802.11 column. See docs/report.md for how to read this report and how each claim is evaluated.")
+	paper := ` "paper" is the published value for the same case: wireline against the paper's wireline column, wifi-paper against its emulated 802.11 column.`
+	if !suiteHasPaper(d, "") {
+		paper = ""
+	}
+	m.p("Throughput is msgs/s summed over publishers (pub) or subscribers (sub), mean ± 95 %% confidence half-width over repetitions; latency is the mean over every delivery in the window, in ms, averaged over repetitions.%s See docs/report.md for how to read this report and how each claim is evaluated.", paper)
 	m.p("")
 }
 
-func (m *mdWriter) claims(d *Dataset, claims []Claim) {
+func (m *mdWriter) claims(d *Dataset, check ClaimsCheck) {
 	m.p("## Claims check")
 	m.p("")
-	m.p("Each of the paper's qualitative conclusions, evaluated on the paper's own printed values (a check that the rule says what the paper's numbers say: single numbers, judged by ±%.0f %%, (k/n) = k of n comparisons agree, a claim holds when more than half agree) and on each broker's measurements, where every comparison is a test on the repetitions at the %.0f %% level: \"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin. An item holds, does not hold (significant the other way, or equivalent where a difference was claimed), or is inconclusive; a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. Each item prints its p-value and its repetitions and deliveries per record. Flagged: comparisons involving records with flags (see the suite sections).", 100*Tolerance, 100*Alpha, 100*Tolerance)
+	shown := check.Shown()
+	if len(shown) == 0 {
+		m.p("None of the paper's %d claims can be evaluated on these records: each needs cases that differ in one factor the way the paper's do (see docs/report.md, *The claims check*).", len(check.Claims))
+		m.p("")
+		return
+	}
+	if check.PaperValues {
+		m.p("Each of the paper's qualitative conclusions, evaluated on the paper's own printed values (a check that the rule says what the paper's numbers say: single numbers, judged by ±%.0f %%, (k/n) = k of n comparisons agree, a claim holds when more than half agree) and on each broker's measurements, where every comparison is a test on the repetitions at the %.0f %% level: \"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin. An item holds, does not hold (significant the other way, or equivalent where a difference was claimed), or is inconclusive; a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. Each item prints its p-value and its repetitions and deliveries per record. Flagged: comparisons involving records with flags (see the suite sections).", 100*check.Tolerance, 100*check.Alpha, 100*check.Tolerance)
+	} else {
+		m.p("The paper's qualitative conclusions that these records can test, on each broker's measurements: every comparison is a test on the repetitions at the %.0f %% level (\"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin); a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. The records carry no published values (`paper:` in the scenario file), so there is no paper column.", 100*check.Alpha, 100*check.Tolerance)
+	}
 	m.p("")
-	for _, text := range caveatTexts(d) {
-		m.p("%s", text)
+	for _, n := range check.Notes {
+		m.p("%s", n)
 		m.p("")
 	}
-	cols := append([]string{"claim", "paper's values"}, d.Brokers...)
-	m.head(cols...)
-	for _, c := range claims {
-		cells := []string{fmt.Sprintf("[%s](#claim-%s): %s", c.ID, c.ID, c.Statement), c.Paper.summary()}
+	cols := []string{"claim"}
+	if check.PaperValues {
+		cols = append(cols, "paper's values")
+	}
+	m.head(append(cols, d.Brokers...)...)
+	for _, c := range shown {
+		cells := []string{fmt.Sprintf("[%s](#claim-%s): %s", c.ID, c.ID, c.Statement)}
+		if check.PaperValues {
+			cells = append(cells, c.Paper.Summary())
+		}
 		for _, b := range d.Brokers {
-			cells = append(cells, c.ByBroker[b].summary())
+			cells = append(cells, c.ByBroker[b].Summary())
 		}
 		m.row(cells...)
 	}
 	m.p("")
-	for _, c := range claims {
-		m.claimDetail(d, c)
+	if un := check.Unmeasured(); len(un) > 0 {
+		m.p("Not measurable on these records (their cases are not in them): %s.", strings.Join(un, ", "))
+		m.p("")
+	}
+	for _, c := range shown {
+		m.claimDetail(d, check, c)
 	}
 }
 
-func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
+func (m *mdWriter) claimDetail(d *Dataset, check ClaimsCheck, c Claim) {
 	m.p(`<a id="claim-%s"></a>`, c.ID)
 	m.p("### %s", c.ID)
 	m.p("")
@@ -99,16 +152,10 @@ func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
 	m.p("- Paper: %s", c.Source)
 	m.p("- Rule: %s", c.Rule)
 	m.p("- Needs: %s", c.Needs)
-	sources := append([]string{PaperSource}, d.Brokers...)
-	outcome := func(s string) Outcome {
-		if s == PaperSource {
-			return c.Paper
-		}
-		return c.ByBroker[s]
-	}
+	sources := check.Sources(d.Brokers)
 	for _, s := range sources {
-		o := outcome(s)
-		line := fmt.Sprintf("- %s: **%s**", s, o.summary())
+		o := c.Outcome(s)
+		line := fmt.Sprintf("- %s: **%s**", s, o.Summary())
 		if o.Reason != "" {
 			line += ": " + o.Reason
 		}
@@ -116,22 +163,13 @@ func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
 	}
 	m.p("")
 	// One row per comparison, one column per source.
-	var keys []string
-	seen := map[string]bool{}
-	for _, s := range sources {
-		for _, it := range outcome(s).Items {
-			if !seen[it.Key] {
-				seen[it.Key] = true
-				keys = append(keys, it.Key)
-			}
-		}
-	}
+	keys := c.ItemKeys(sources)
 	if len(keys) > 0 {
 		m.head(append([]string{"comparison"}, sources...)...)
 		for _, k := range keys {
 			cells := []string{k}
 			for _, s := range sources {
-				cells = append(cells, itemCell(outcome(s).Items, k))
+				cells = append(cells, itemCell(c.Outcome(s).Items, k))
 			}
 			m.row(cells...)
 		}
@@ -140,7 +178,7 @@ func (m *mdWriter) claimDetail(d *Dataset, c Claim) {
 		m.p("")
 	}
 	for _, s := range sources {
-		if sk := outcome(s).Skipped; len(sk) > 0 {
+		if sk := c.Outcome(s).Skipped; len(sk) > 0 {
 			m.p("Not compared (%s): %s.", s, strings.Join(sk, "; "))
 			m.p("")
 		}
@@ -152,7 +190,7 @@ func itemCell(items []Item, key string) string {
 		if it.Key != key {
 			continue
 		}
-		s := itemMark(it) + " " + it.Text
+		s := it.Mark() + " " + it.Text
 		if it.Test != "" {
 			s += fmt.Sprintf(" (%s; %s)", FormatP(it.P), it.Evidence)
 		}
@@ -185,13 +223,16 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 	m.p("")
 	m.p("### Throughput and latency")
 	m.p("")
-	m.head("case", "factors", "broker", "network", "reps", "pub msgs/s", "paper", "sub msgs/s", "paper",
-		"latency ms", "paper", "p99 ms", "lost", "late", "flags")
+	// The paper columns only where the suite has published values.
+	paper, wire := suiteHasPaper(d, suite), hasWire(d, suite)
+	pick := columns(true, true, true, true, true, true, paper, true, paper, true, paper, true, wire, true, true, true)
+	m.head(pick("case", "factors", "broker", "network", "reps", "pub msgs/s", "paper", "sub msgs/s", "paper",
+		"latency ms", "paper", "p99 ms", "wire B/msg up/down", "lost", "late", "flags")...)
 	for _, g := range d.Groups {
 		if g.Suite != suite {
 			continue
 		}
-		id := g.Case
+		id := g.Label()
 		if g.Quick {
 			id += " (quick)"
 		}
@@ -204,17 +245,17 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 			reps += fmt.Sprintf(" (+%d failed)", len(g.Failed))
 		}
 		if g.Reps == 0 {
-			m.row(id, factors, g.Broker, g.Network, reps, "FAILED", paperCell(g, PubTput), "FAILED", paperCell(g, SubTput),
-				"FAILED", paperCell(g, LatencyMs), "", "", "", "")
+			m.row(pick(id, factors, g.Broker, g.Network, reps, "FAILED", paperCell(g, PubTput), "FAILED", paperCell(g, SubTput),
+				"FAILED", paperCell(g, LatencyMs), "", "", "", "", "")...)
 			continue
 		}
 		p99 := "–"
 		if g.P99.Valid() {
 			p99 = FormatNum(g.P99.Mean)
 		}
-		m.row(id, factors, g.Broker, g.Network, reps,
+		m.row(pick(id, factors, g.Broker, g.Network, reps,
 			FormatStat(g.Pub), paperCell(g, PubTput), FormatStat(g.Sub), paperCell(g, SubTput),
-			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, lostCell(g), fmt.Sprint(g.Late), flagList(g))
+			FormatStat(g.Lat), paperCell(g, LatencyMs), p99, wireCell(g), lostCell(g), fmt.Sprint(g.Late), flagList(g))...)
 	}
 	m.p("")
 	if anyLostUnverified(d) {
@@ -241,23 +282,25 @@ func (m *mdWriter) ratios(d *Dataset, suite string, cases []*Group) {
 	if len(others) == 0 {
 		return
 	}
+	paper := suiteHasPaper(d, suite)
+	pick := columns(true, true, true, paper, true, paper, true, paper)
 	for _, n := range others {
 		m.p("### %s / wireline ratios", n)
 		m.p("")
-		m.head("case", "broker", "pub measured", "pub paper", "sub measured", "sub paper", "latency measured", "latency paper")
+		m.head(pick("case", "broker", "pub measured", "pub paper", "sub measured", "sub paper", "latency measured", "latency paper")...)
 		for _, c := range cases {
 			for _, b := range d.Brokers {
 				wl, ot := d.Get(suite, c.Case, b, Wireline), d.Get(suite, c.Case, b, n)
 				if wl == nil && ot == nil {
 					continue
 				}
-				m.row(c.Case, b,
+				m.row(pick(c.Case, b,
 					measuredRatio(wl, ot, func(g *Group) Stat { return g.Pub }),
 					paperRatio(c.Paper, PubTput, n),
 					measuredRatio(wl, ot, func(g *Group) Stat { return g.Sub }),
 					paperRatio(c.Paper, SubTput, n),
 					measuredRatio(wl, ot, func(g *Group) Stat { return g.Lat }),
-					paperRatio(c.Paper, LatencyMs, n))
+					paperRatio(c.Paper, LatencyMs, n))...)
 			}
 		}
 		m.p("")
@@ -272,7 +315,7 @@ func measuredRatio(wl, ot *Group, get func(*Group) Stat) string {
 	if !a.Valid() || !b.Valid() {
 		return "–"
 	}
-	return FormatRatio(ratio(b.Mean, a.Mean))
+	return FormatRatio(Ratio(b.Mean, a.Mean))
 }
 
 func paperRatio(paper map[string]float64, metric, network string) string {
@@ -281,7 +324,7 @@ func paperRatio(paper map[string]float64, metric, network string) string {
 	if !ok1 || !ok2 {
 		return "–"
 	}
-	return FormatRatio(ratio(b.Value(), a.Value()))
+	return FormatRatio(Ratio(b.Value(), a.Value()))
 }
 
 func (m *mdWriter) notes(cases []*Group) {
@@ -315,46 +358,21 @@ func flagList(g *Group) string {
 }
 
 func (m *mdWriter) flags(d *Dataset, suite string) {
-	type agg struct {
-		records int
-		where   []string
-		text    string
-	}
-	byName := map[string]*agg{}
-	for _, g := range d.Groups {
-		if g.Suite != suite {
-			continue
-		}
-		for n, k := range g.Flags {
-			a := byName[n]
-			if a == nil {
-				a = &agg{text: g.FlagText[n]}
-				byName[n] = a
-			}
-			a.records += k
-			a.where = append(a.where, fmt.Sprintf("%s/%s/%s", g.Case, g.Broker, g.Network))
-		}
-	}
-	if len(byName) == 0 {
+	fs := FlagsOf(d, suite)
+	if len(fs) == 0 {
 		return
 	}
-	var names []string
-	for n := range byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	m.p("### Flags")
 	m.p("")
 	m.p("Reasons not to take a record's numbers at face value, as the run recorded them.")
 	m.p("")
 	m.head("flag", "records", "case/broker/network", "first seen as")
-	for _, n := range names {
-		a := byName[n]
-		where := a.where
+	for _, f := range fs {
+		where := f.Where
 		if len(where) > 12 {
-			where = append(where[:12:12], fmt.Sprintf("and %d more", len(a.where)-12))
+			where = append(where[:12:12], fmt.Sprintf("and %d more", len(f.Where)-12))
 		}
-		m.row(n, fmt.Sprint(a.records), strings.Join(where, ", "), a.text)
+		m.row(f.Name, fmt.Sprint(f.Records), strings.Join(where, ", "), f.First)
 	}
 	m.p("")
 }

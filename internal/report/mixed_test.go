@@ -48,7 +48,7 @@ func TestBuildSplitsRowsThatMixConfigurations(t *testing.T) {
 	assert.Equal(t, 2, g.Reps, "one identity: pooled, the probe left out")
 
 	var md bytes.Buffer
-	require.NoError(t, WriteMarkdown(&md, d, nil, []string{"x"}))
+	require.NoError(t, WriteMarkdown(&md, d, ClaimsCheck{}, []string{"x"}))
 	s := md.String()
 	assert.Contains(t, s, "## Rows that mix builds or broker configurations")
 	assert.Contains(t, s, "build aaaaaaaaaaaa, broker config c2")

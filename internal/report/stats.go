@@ -121,33 +121,30 @@ type Hypothesis struct {
 	Lo, Hi    float64 // for within; for above/below with Threshold 0, the band whose equivalence refutes a "beats"
 }
 
-// Equivalence margins of ±Tolerance on the log scale.
-var (
-	logLo = math.Log(1 - Tolerance)
-	logHi = math.Log(1 + Tolerance)
-)
-
-// aboveRatio: the ratio is above r (r = 1: "beats"; refuted also by
-// equivalence within ±Tolerance).
-func aboveRatio(r float64) Hypothesis {
+// AboveRatio: the ratio is above r (r = 1: "beats"; refuted also by
+// equivalence within ±margin).
+func AboveRatio(r, margin float64) Hypothesis {
 	h := Hypothesis{Kind: "above", Threshold: math.Log(r)}
 	if r == 1 {
-		h.Lo, h.Hi = logLo, logHi
+		h.Lo, h.Hi = math.Log(1-margin), math.Log(1+margin)
 	}
 	return h
 }
 
-// belowRatio: the ratio is below r.
-func belowRatio(r float64) Hypothesis {
+// BelowRatio: the ratio is below r (r = 1: "cuts"; refuted also by
+// equivalence within ±margin).
+func BelowRatio(r, margin float64) Hypothesis {
 	h := Hypothesis{Kind: "below", Threshold: math.Log(r)}
 	if r == 1 {
-		h.Lo, h.Hi = logLo, logHi
+		h.Lo, h.Hi = math.Log(1-margin), math.Log(1+margin)
 	}
 	return h
 }
 
-// withinTolerance: the ratio is within ±Tolerance of 1.
-func withinTolerance() Hypothesis { return Hypothesis{Kind: "within", Lo: logLo, Hi: logHi} }
+// WithinRatio: the ratio is within ±margin of 1 ("similar").
+func WithinRatio(margin float64) Hypothesis {
+	return Hypothesis{Kind: "within", Lo: math.Log(1 - margin), Hi: math.Log(1 + margin)}
+}
 
 // Decide tests h on c at level Alpha and returns the verdict with the
 // p-value of the claim (small: the claim holds).
@@ -189,9 +186,9 @@ func Decide(c Contrast, h Hypothesis) (TestVerdict, float64) {
 	panic("report: unknown hypothesis kind " + h.Kind)
 }
 
-// logs returns the natural logarithms of xs; ok is false when a value is
+// Logs returns the natural logarithms of xs; ok is false when a value is
 // not positive (a ratio cannot be formed).
-func logs(xs []float64) ([]float64, bool) {
+func Logs(xs []float64) ([]float64, bool) {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
 		if !(x > 0) || math.IsInf(x, 0) {

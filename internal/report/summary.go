@@ -1,6 +1,10 @@
-// Package report turns result records into tables: the summary printed at
-// the end of a run (networks side by side, with the wireless/wireline
-// ratio), and comparisons against the paper's published values.
+// Package report turns result records into what people read, gate on and
+// script: the aggregation of repetitions (Build), the summary printed at
+// the end of a run, the report's tables against the paper's values with
+// the validity table, comparisons of two result sets with their warnings
+// and gate, the statistics behind them, and the markdown, CSV and JSON
+// formats (the HTML page is package report/htmlreport, the paper's claims
+// package report/claims).
 package report
 
 import (
@@ -29,11 +33,13 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 	d := Build(recs)
 	var rows []rowKey
 	seen := map[rowKey]bool{}
+	labels := map[rowKey]string{}
 	for _, g := range d.Groups {
 		k := rowKey{g.Suite, g.Case, g.Broker, g.Quick}
 		if !seen[k] {
 			seen[k] = true
 			rows = append(rows, k)
+			labels[k] = g.Label()
 		}
 	}
 	cell := func(k rowKey, network string) *Group {
@@ -42,7 +48,7 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"case", "broker"}
 	for _, n := range d.Networks {
-		head = append(head, n+" pub/s", "sub/s", "lat ms", "p99 ms", "lost", "dup")
+		head = append(head, n+" pub/s", "sub/s", "lat ms", "p99 ms", "B/msg up/down", "lost", "dup")
 	}
 	ratioNets := ratioColumns(d.Networks)
 	for _, n := range ratioNets {
@@ -51,7 +57,7 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 	head = append(head, "flags")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, k := range rows {
-		id := k.caseID
+		id := labels[k] // the case id, with a sweep's values
 		if len(d.Suites) > 1 {
 			id = k.suite + "/" + id
 		}
@@ -67,11 +73,11 @@ func WriteSummary(w io.Writer, recs []results.Record) {
 				if g != nil && len(g.Failed) > 0 {
 					status = "FAILED"
 				}
-				line = append(line, status, "", "", "", "", "")
+				line = append(line, status, "", "", "", "", "", "")
 				continue
 			}
 			line = append(line, withCI(g.Pub), withCI(g.Sub), fmtMs(g.Lat.Mean), fmtMs(g.P99.Mean),
-				lostCell(g), fmt.Sprint(g.Dup))
+				strings.ReplaceAll(wireCell(g), "–", "-"), lostCell(g), fmt.Sprint(g.Dup))
 			for f := range g.Flags {
 				flags = append(flags, n+":"+f)
 			}

@@ -18,20 +18,23 @@ const Standard = 0.05
 // Validity summarises one broker × network: how many rows meet the
 // standard on each metric, the repetitions used, flags and loss.
 type Validity struct {
-	Broker, Network string
-	Rows            int
-	SubOK, LatOK    int // rows within ±5 % at 95 %
-	PubOK           int
-	RepsMin         int
-	RepsMedian      float64
-	RepsMax         int
-	Records         int
-	Flagged         map[string]int // records per flag name
-	LostRecords     int            // records with lost > 0
-	Lost            int64
-	BacklogRecords  int // records flagged with a backlog count
-	Backlog         int64
-	Misses          []string // "case: reason" for every row that missed the standard
+	Broker         string         `json:"broker"`
+	Network        string         `json:"network"`
+	Rows           int            `json:"rows"`
+	SubOK          int            `json:"sub_tput_ok"` // rows within ±5 % at 95 %
+	LatOK          int            `json:"latency_ok"`
+	PubOK          int            `json:"pub_tput_ok"`
+	RepsMin        int            `json:"reps_min"`
+	RepsMedian     float64        `json:"reps_median"`
+	RepsMax        int            `json:"reps_max"`
+	Records        int            `json:"records"`
+	Flagged        map[string]int `json:"flagged"`      // records per flag name
+	LostRecords    int            `json:"lost_records"` // records with lost > 0
+	Lost           int64          `json:"lost"`
+	BacklogRecords int            `json:"backlog_records"` // records flagged with a backlog count
+	Backlog        int64          `json:"backlog"`
+	// Misses: "suite case: reason" for every row that missed the standard.
+	Misses []string `json:"misses"`
 }
 
 // relCI is a stat's CI half-width over its mean; NaN when not measurable.

@@ -160,8 +160,12 @@ func (b *Bundle) WriteHistogram(name, encoded string) (string, error) {
 }
 
 // WriteAtomic writes data to path via a temp file in the same directory,
-// fsync and rename.
+// fsync and rename. It never replaces what is not a regular file (a
+// device such as /dev/null, a pipe, a directory): that is an error.
 func WriteAtomic(path string, data []byte) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s): not replaced", path, st.Mode().Type())
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -185,7 +189,11 @@ func WriteAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp) // e.g. path is a directory: leave nothing beside it
+		return err
+	}
+	return nil
 }
 
 // Read loads every record of a records file, or of a bundle directory.

@@ -67,6 +67,9 @@ type Record struct {
 	Audit []audit.Check      `json:"audit,omitempty"`
 	Paper map[string]float64 `json:"paper,omitempty"`
 	Note  string             `json:"note,omitempty"`
+	// Varied: the values a sweep gave the case, "key=value" in the sweep's
+	// order (scenario.Case.Varied); absent for a case not from a sweep.
+	Varied []string `json:"varied,omitempty"`
 
 	Versions Versions `json:"versions"`
 	// Machine is the host the record was measured on (a run resumed

@@ -62,6 +62,9 @@ type Case struct {
 	Brokers []string `json:"brokers,omitempty"`
 	// Note is free text carried into reports (e.g. an erratum).
 	Note string `json:"note,omitempty"`
+	// Varied are the values a sweep gave this case, in the sweep's order
+	// (a case's own sweep first); empty for a case not from a sweep.
+	Varied []Setting `json:"-"`
 	// Full holds the case's factors without the quick overrides, when
 	// those changed them (e.g. a 200/200/200 case run as 20/20/20).
 	Full *Factors `json:"full_factors,omitempty"`

@@ -206,6 +206,7 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 		if !ok {
 			continue
 		}
+		c.Varied = b.varied
 		if prev, dup := ids[c.ID]; dup {
 			p.errorf(b.line, "case id %q used twice (first at line %d)", c.ID, prev)
 			continue
@@ -223,6 +224,7 @@ type caseSource struct {
 	fields []entry
 	quick  []entry
 	sweep  *yaml.Node // the case's own sweep: block, if any
+	varied []Setting  // the sweeps' values of this case
 }
 
 // caseSweeps expands each case that has its own sweep: block into one case

@@ -130,6 +130,21 @@ defaults:
 	assert.Equal(t, "size=100 subscription=durable", s.Cases[0].Name)
 	assert.Equal(t, 2048, s.Cases[3].Size)
 	assert.Equal(t, NonDurable, s.Cases[3].Subscription)
+	assert.Equal(t, []Setting{{"size", "2048"}, {"subscription", "non-durable"}}, s.Cases[3].Varied, "what the sweep gave the case")
+
+	// A case's own sweep inside a suite sweep: both sweeps' values, the case's first.
+	nested, err := Parse("n.yaml", []byte(`suite: n
+sweep:
+  size: [100, 200]
+cases:
+  - id: a
+    sweep: {publishers: [1, 2]}
+  - id: b
+`), Options{})
+	require.NoError(t, err)
+	require.Len(t, nested.Cases, 6)
+	assert.Equal(t, []string{"publishers=2", "size=200"}, Strings(nested.Cases[3].Varied))
+	assert.Equal(t, []string{"size=100"}, Strings(nested.Cases[4].Varied))
 
 	_, err = Parse("s.yaml", []byte("suite: s\nsweep:\n  size: [100, x]\n"), Options{})
 	require.Error(t, err)
@@ -171,6 +186,7 @@ func TestSweepSuiteFromCommandLine(t *testing.T) {
 	require.Len(t, s.Cases, 4)
 	assert.Equal(t, 2*time.Second, s.Cases[3].Window)
 	assert.Equal(t, "size=5120 subscription=non-durable", s.Cases[3].Name)
+	assert.Equal(t, []string{"size=5120", "subscription=non-durable"}, Strings(s.Cases[3].Varied))
 
 	_, err = SweepSuite("cli", []Setting{{"window", "0s"}}, []Vary{{"size", []string{"100", "-5"}}})
 	require.Error(t, err)

@@ -44,14 +44,18 @@ func Grid(vs []Vary) [][]Setting {
 // Setting is one key=value of a grid point.
 type Setting struct{ Key, Value string }
 
-// Label is "key=value key=value".
-func Label(row []Setting) string {
-	parts := make([]string, len(row))
-	for i, s := range row {
-		parts[i] = s.Key + "=" + s.Value
+// Strings are the settings as "key=value", in order (as records keep a
+// case's Varied).
+func Strings(row []Setting) []string {
+	var out []string
+	for _, s := range row {
+		out = append(out, s.Key+"="+s.Value)
 	}
-	return strings.Join(parts, " ")
+	return out
 }
+
+// Label is "key=value key=value".
+func Label(row []Setting) string { return strings.Join(Strings(row), " ") }
 
 // sweep expands a `sweep:` block (field: [values]) over the listed cases,
 // or over the defaults when there are none.
@@ -89,7 +93,7 @@ func (p *parser) sweep(n *yaml.Node, bases []caseSource) []caseSource {
 			}
 		}
 		for i, row := range Grid(vs) {
-			cs := caseSource{line: b.line, index: len(out), quick: b.quick}
+			cs := caseSource{line: b.line, index: len(out), quick: b.quick, varied: append(append([]Setting(nil), b.varied...), row...)}
 			cs.fields = append(cs.fields, b.fields...)
 			for _, s := range row {
 				cs.fields = append(cs.fields, entry{s.Key, lines[s.Key],
@@ -131,6 +135,7 @@ func SweepSuite(name string, base []Setting, vs []Vary) (*Suite, error) {
 		}
 		cc.ID = fmt.Sprintf("%02d", i+1)
 		cc.Name = Label(row)
+		cc.Varied = row
 		for _, v := range cc.validate() {
 			if varied[v.field] {
 				errs = append(errs, fmt.Errorf("case %s (%s): %s", cc.ID, cc.Name, v.msg))

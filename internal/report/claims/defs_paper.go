@@ -1,10 +1,11 @@
-package report
+package claims
 
 import (
 	"fmt"
 	"math"
 	"sort"
 
+	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
 
@@ -17,11 +18,7 @@ var paperClaimDefs = []claimDef{
 		source:    "§5.1.1: \"It also should be noted that opening more connections causes a substantial increase in latency for all one-to-one test scenarios.\"",
 		rule:      fmt.Sprintf("consecutive N of each one-to-one curve (same suite, network and other factors), both networks; an item agrees when the mean latency at the larger N is more than %.0f %% above the one at the smaller N (measured: significantly above, Welch's t on log latency); holds when more than half agree", 100*Tolerance),
 		needs:     "one-to-one cases at two or more N (gaddah-kunz-set1 01-16)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			compare(&o, steps(ps, bothNetworks, scenario.OneToOne), LatencyMs, "smaller N", "larger N", ruleAbove)
-			return o
-		},
+		eval:      claimOf(consecutive(bothNetworks, scenario.OneToOne), ratioOf(report.LatencyMs, "smaller N", "larger N", ruleAbove)),
 	},
 	{
 		id:        "large-messages-raise-latency-few-to-many",
@@ -29,7 +26,7 @@ var paperClaimDefs = []claimDef{
 		source:    "§5.1.2: wireline \"With a large message size of 5Kbytes, the latency increased by a factor of 1.2 to 10.\"; wireless \"the message latency increased by a factor of 1.2 to 11.6\"",
 		rule:      fmt.Sprintf("few-to-many pairs 100 B ↔ 5120 B, both networks; an item agrees when the 5120 B mean latency is more than %.0f %% above the 100 B one (measured: significantly above); holds when more than half agree. The paper's factors are in the items' ratios", 100*Tolerance),
 		needs:     "few-to-many 100 B / 5120 B twins (gaddah-kunz-set1 17-24)",
-		eval:      pairClaim(bothNetworks, modelSize(scenario.FewToMany, smallBody), withSize(largeBody), LatencyMs, "100 B", "5120 B", ruleAbove),
+		eval:      pairClaim(bothNetworks, modelSize(scenario.FewToMany, smallBody), withSize(largeBody), report.LatencyMs, "100 B", "5120 B", ruleAbove),
 	},
 	{
 		id:        "large-messages-raise-latency-many-to-few",
@@ -37,7 +34,7 @@ var paperClaimDefs = []claimDef{
 		source:    "§5.1.3: \"We note that 5Kbytes of message length increased the latency by a factor of 1.1 to 39.5 in the scenarios of fixed wireline network. Similarly in the wireless network scenarios, the message size of 5Kbytes relatively increased the latency by a factor of 1.1 to 2.2.\"",
 		rule:      fmt.Sprintf("many-to-few pairs 100 B ↔ 5120 B, both networks; an item agrees when the 5120 B mean latency is more than %.0f %% above the 100 B one (measured: significantly above); holds when more than half agree", 100*Tolerance),
 		needs:     "many-to-few 100 B / 5120 B twins (gaddah-kunz-set1 25-32)",
-		eval:      pairClaim(bothNetworks, modelSize(scenario.ManyToFew, smallBody), withSize(largeBody), LatencyMs, "100 B", "5120 B", ruleAbove),
+		eval:      pairClaim(bothNetworks, modelSize(scenario.ManyToFew, smallBody), withSize(largeBody), report.LatencyMs, "100 B", "5120 B", ruleAbove),
 	},
 	{
 		id:        "many-to-few-latency-higher",
@@ -46,7 +43,7 @@ var paperClaimDefs = []claimDef{
 		rule:      fmt.Sprintf("each few-to-many case P/S/T ↔ the many-to-few case S/P/T (publishers and subscribers swapped, other factors equal), both networks; an item agrees when the many-to-few mean latency is more than %.0f %% above (measured: significantly above); holds when more than half agree", 100*Tolerance),
 		needs:     "few-to-many and many-to-few twins (gaddah-kunz-set1 17-24 and 25-32)",
 		eval: pairClaim(bothNetworks, func(f scenario.Factors) bool { return f.Model == scenario.FewToMany }, swapRoles,
-			LatencyMs, "few-to-many", "many-to-few", ruleAbove),
+			report.LatencyMs, "few-to-many", "many-to-few", ruleAbove),
 	},
 	{
 		id:        "durable-publishers-ahead-wireless",
@@ -54,11 +51,7 @@ var paperClaimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 8b): \"the throughput results of publishers exceeded the corresponded durable subscriptions by at least a factor of 1.7\"",
 		rule:      "one-to-one durable+persistent 100 B cases with N > 1 on wifi-paper; an item agrees when pub/sub ≥ 1.7 (measured: per record log(pub/sub) significantly above ln 1.7); holds when more than half agree",
 		needs:     "one-to-one durable 100 B cases with N > 1 on wifi-paper (gaddah-kunz-set1 05, 09, 13)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			oneToOneRatios(&o, ps, Wireless, func(f scenario.Factors) bool { return isDP(f) && f.Size == smallBody }, true, "durable", ruleAtLeast(1.7))
-			return o
-		},
+		eval:      oneToOneClaim(report.Wireless, func(f scenario.Factors) bool { return isDP(f) && f.Size == smallBody }, true, "durable", ruleAtLeast(1.7)),
 	},
 	{
 		id:        "durable-arrivals-late",
@@ -66,25 +59,9 @@ var paperClaimDefs = []claimDef{
 		source:    "§5.1.1: durable \"more than 50% of the produced messages were received by subscribers after the measurement time expiration\"; non-durable \"almost all of the produced messages were received by all consumers within the measurement time window\"",
 		rule:      "one-to-one durable+persistent ↔ non-durable+non-persistent twins with N > 1 on the wireline; value = durable late share − non-durable late share, where the late share is late/received of each record (the paper, which prints no late counts, infers it as 1 − sub/pub: its values use that); an item agrees when the value is above 0 (measured: Welch's t on the shares, significantly above 0); holds when more than half agree",
 		needs:     "one-to-one durable/non-durable twins with N > 1 on the wireline (gaddah-kunz-set1 05-16)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			prs := pairsOn(ps, wirelineOnly, func(f scenario.Factors) bool {
-				return isDP(f) && f.Model == scenario.OneToOne && f.Publishers > 1
-			}, toNDNP)
-			for _, p := range prs {
-				ld, lnd := lateOf(p.a), lateOf(p.b)
-				label := pairLabel(p)
-				if math.IsNaN(ld) || math.IsNaN(lnd) {
-					o.Skipped = append(o.Skipped, label+": no late share (nothing received)")
-					continue
-				}
-				it := Item{Key: label, Label: label, Value: ld - lnd, Supports: ld > lnd, Flags: pairFlags(p.a, p.b),
-					Text: fmt.Sprintf("late share durable %.1f %%, non-durable %.1f %%", 100*ld, 100*lnd)}
-				testItem(&it, Hypothesis{Kind: "above"}, 0, true, term{p.b, lateShare, -1}, term{p.a, lateShare, 1})
-				o.Items = append(o.Items, it)
-			}
-			return o
-		},
+		eval: claimOf(twins(wirelineOnly, func(f scenario.Factors) bool {
+			return isDP(f) && f.Model == scenario.OneToOne && f.Publishers > 1
+		}, toNDNP), lateShareGap),
 	},
 	{
 		id:        "many-to-few-slight-gain-wireline",
@@ -92,12 +69,7 @@ var paperClaimDefs = []claimDef{
 		source:    "§5.1.3 (Figure 11a): \"It can be noted that there was a slight gain in the throughput as the number of publishers increased by a factor of 2.\"",
 		rule:      fmt.Sprintf("consecutive client counts of each many-to-few family on the wireline (50/1/1 → 100/10/10); an item agrees when the larger case's sub throughput is at least %.0f %% of the smaller's (measured: non-inferiority, log ratio significantly above ln %.1f); holds when more than half agree", 100*(1-Tolerance), 1-Tolerance),
 		needs:     "many-to-few cases at two client counts on the wireline (gaddah-kunz-set1 25-32)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			ru := rule{func(r float64) bool { return r >= 1-Tolerance }, Hypothesis{Kind: "above", Threshold: logLo}}
-			compare(&o, steps(ps, wirelineOnly, scenario.ManyToFew), SubTput, "fewer clients", "more clients", ru)
-			return o
-		},
+		eval:      claimOf(consecutive(wirelineOnly, scenario.ManyToFew), ratioOf(report.SubTput, "fewer clients", "more clients", ruleNoLoss)),
 	},
 	{
 		id:        "many-to-few-much-gain-wireless",
@@ -105,11 +77,7 @@ var paperClaimDefs = []claimDef{
 		source:    "§5.1.3 (Figure 11b): \"We can see that there was much gain in the throughput as the number of subscribers, topics, and publishers increased by a factor of 10, 10, and 2 respectively.\"",
 		rule:      "consecutive client counts of each many-to-few family on wifi-paper; an item agrees when the larger case's sub throughput is at least twice the smaller's (measured: log ratio significantly above ln 2); holds when more than half agree",
 		needs:     "many-to-few cases at two client counts on wifi-paper (gaddah-kunz-set1 25-32)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			compare(&o, steps(ps, wirelessOnly, scenario.ManyToFew), SubTput, "fewer clients", "more clients", ruleAtLeast(2))
-			return o
-		},
+		eval:      claimOf(consecutive(wirelessOnly, scenario.ManyToFew), ratioOf(report.SubTput, "fewer clients", "more clients", ruleAtLeast(2))),
 	},
 	{
 		id:        "wireless-nondurable-no-knee",
@@ -137,16 +105,16 @@ func swapRoles(f scenario.Factors) scenario.Factors {
 // on the paper's values, 1 − sub/pub (how the paper infers it).
 func lateOf(p *point) float64 {
 	if p.reps == nil {
-		return 1 - ratio(p.sub, p.pub)
+		return 1 - report.Ratio(p.sub, p.pub)
 	}
-	if len(p.reps.late) == 0 {
+	if len(p.reps.Late) == 0 {
 		return math.NaN()
 	}
 	s := 0.0
-	for _, x := range p.reps.late {
+	for _, x := range p.reps.Late {
 		s += x
 	}
-	return s / float64(len(p.reps.late))
+	return s / float64(len(p.reps.Late))
 }
 
 // curvesOf groups the points of a connection model on a network into
@@ -184,26 +152,13 @@ func curvesOf(ps *points, network string, m scenario.Model, sel func(scenario.Fa
 	return out
 }
 
-// steps pairs consecutive client counts of each family.
-func steps(ps *points, networks []string, m scenario.Model) []pair {
-	var out []pair
-	for _, n := range networks {
-		for _, c := range curvesOf(ps, n, m, nil) {
-			for i := 1; i < len(c); i++ {
-				out = append(out, pair{c[i-1], c[i]})
-			}
-		}
-	}
-	return out
-}
-
 // noKneeClaim compares each wireless non-durable one-to-one curve's last
 // value with its best earlier one.
 func noKneeClaim(ps *points) Outcome {
 	var o Outcome
-	ru := rule{func(r float64) bool { return r >= 1-Tolerance }, Hypothesis{Kind: "above", Threshold: logLo}}
-	for _, c := range curvesOf(ps, Wireless, scenario.OneToOne, isNDNP) {
-		label := fmt.Sprintf("%s %d B %s", c[0].suite, c[0].f.Size, Wireless)
+	ru := ruleNoLoss
+	for _, c := range curvesOf(ps, report.Wireless, scenario.OneToOne, isNDNP) {
+		label := fmt.Sprintf("%s %d B %s", c[0].suite, c[0].f.Size, report.Wireless)
 		if len(c) < 3 {
 			if len(c) == 2 { // a single case is no curve: not worth a note
 				o.Skipped = append(o.Skipped, fmt.Sprintf("%s: %d values of N (need 3)", label, len(c)))
@@ -211,15 +166,15 @@ func noKneeClaim(ps *points) Outcome {
 			continue
 		}
 		last, best := c[len(c)-1], peak(c[:len(c)-1])
-		if best == nil || math.IsNaN(ratio(last.sub, best.sub)) {
+		if best == nil || math.IsNaN(report.Ratio(last.sub, best.sub)) {
 			o.Skipped = append(o.Skipped, label+": no measured sub throughput")
 			continue
 		}
-		r := ratio(last.sub, best.sub)
+		r := report.Ratio(last.sub, best.sub)
 		it := Item{Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(c...),
-			Text: fmt.Sprintf("N=%d: %s / best earlier N=%d: %s = %s", last.f.Publishers, FormatNum(last.sub),
-				best.f.Publishers, FormatNum(best.sub), FormatRatio(r))}
-		testItem(&it, ru.h, 0, false, term{best, SubTput, -1}, term{last, SubTput, 1})
+			Text: fmt.Sprintf("N=%d: %s / best earlier N=%d: %s = %s", last.f.Publishers, report.FormatNum(last.sub),
+				best.f.Publishers, report.FormatNum(best.sub), report.FormatRatio(r))}
+		testItem(&it, ru.h, 0, false, term{best, report.SubTput, -1}, term{last, report.SubTput, 1})
 		o.Items = append(o.Items, it)
 	}
 	return o

@@ -1,4 +1,4 @@
-package report
+package claims
 
 // The evaluations several claim definitions (claimdefs.go) share: a
 // throughput against a selected share of another, the knee of a curve,
@@ -10,26 +10,9 @@ import (
 	"math"
 	"sort"
 
+	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
-
-// compareShare: sub throughput with the selector against the selected share
-// of the sub throughput without it.
-func compareShare(o *Outcome, prs []pair, ru rule) {
-	for _, p := range prs {
-		va, vb := p.a.sub, p.b.sub
-		label := pairLabel(p)
-		r := ratio(vb, selectorShare*va)
-		if math.IsNaN(r) {
-			o.Skipped = append(o.Skipped, fmt.Sprintf("%s: sub msgs/s %s without, %s with selector (no ratio)", label, FormatNum(va), FormatNum(vb)))
-			continue
-		}
-		it := Item{Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(p.a, p.b),
-			Text: fmt.Sprintf("selector %s / (%.1f × no selector %s) = %s", FormatNum(vb), selectorShare, FormatNum(va), FormatRatio(r))}
-		testItem(&it, ru.h, math.Log(selectorShare), false, term{p.a, SubTput, -1}, term{p.b, SubTput, 1})
-		o.Items = append(o.Items, it)
-	}
-}
 
 // kneeClaim finds, per family of one-to-one cases on the wireline (same
 // suite, size, ack, selector, body), the N of peak sub throughput of the
@@ -44,7 +27,7 @@ func kneeClaim(ps *points) Outcome {
 	var order []family
 	var o Outcome
 	for _, p := range ps.all {
-		if p.network != Wireline || p.f.Model != scenario.OneToOne || !(isDP(p.f) || isNDNP(p.f)) {
+		if p.network != report.Wireline || p.f.Model != scenario.OneToOne || !(isDP(p.f) || isNDNP(p.f)) {
 			continue
 		}
 		k := p.f
@@ -80,7 +63,7 @@ func kneeClaim(ps *points) Outcome {
 		it := Item{Key: label, Label: label + " wireline", Value: float64(pd.f.Publishers),
 			Supports: pd.f.Publishers < pnd.f.Publishers, Flags: pairFlags(append(d, nd...)...),
 			Text: fmt.Sprintf("durable peaks at N=%d (%s sub msgs/s), non-durable at N=%d (%s); N tried %s",
-				pd.f.Publishers, FormatNum(pd.sub), pnd.f.Publishers, FormatNum(pnd.sub), countsOf(d, nd))}
+				pd.f.Publishers, report.FormatNum(pd.sub), pnd.f.Publishers, report.FormatNum(pnd.sub), countsOf(d, nd))}
 		if pd.reps != nil {
 			testKnee(&it, pd, pnd, atN(d, pnd.f.Publishers), atN(nd, pd.f.Publishers))
 		}
@@ -97,23 +80,23 @@ func kneeClaim(ps *points) Outcome {
 // at the same N) and both are significant, and is inconclusive otherwise.
 func testKnee(it *Item, pd, pnd, dAtND, ndAtD *point) {
 	if pd.f.Publishers == pnd.f.Publishers || dAtND == nil || ndAtD == nil {
-		it.setTest(TestInconclusive, math.NaN(), "both curves peak at the same N: the order of the peaks is not testable")
+		setTest(it, report.TestInconclusive, math.NaN(), "both curves peak at the same N: the order of the peaks is not testable")
 		return
 	}
-	c1, ev, err1 := contrastOf(false, term{dAtND, SubTput, -1}, term{pd, SubTput, 1})
-	c2, _, err2 := contrastOf(false, term{ndAtD, SubTput, -1}, term{pnd, SubTput, 1})
+	c1, ev, err1 := contrastOf(false, term{dAtND, report.SubTput, -1}, term{pd, report.SubTput, 1})
+	c2, _, err2 := contrastOf(false, term{ndAtD, report.SubTput, -1}, term{pnd, report.SubTput, 1})
 	if err := errors.Join(err1, err2); err != nil {
-		it.setTest(TestInconclusive, math.NaN(), err.Error())
+		setTest(it, report.TestInconclusive, math.NaN(), err.Error())
 		return
 	}
 	p := math.Max(c1.PAbove(0), c2.PAbove(0))
 	switch {
-	case p >= Alpha:
-		it.setTest(TestInconclusive, p, ev)
+	case p >= report.Alpha:
+		setTest(it, report.TestInconclusive, p, ev)
 	case pd.f.Publishers < pnd.f.Publishers:
-		it.setTest(TestHolds, p, ev)
+		setTest(it, report.TestHolds, p, ev)
 	default:
-		it.setTest(TestDoesNotHold, p, ev)
+		setTest(it, report.TestDoesNotHold, p, ev)
 	}
 }
 
@@ -152,38 +135,32 @@ func countsOf(curves ...[]*point) string {
 	return fmt.Sprint(ns)
 }
 
-// keepUpClaim compares each one-to-one case's subscriber with its
-// publisher throughput on the wireline.
-func keepUpClaim(sel func(scenario.Factors) bool, kind string, ru rule) func(*points) Outcome {
-	return func(ps *points) Outcome {
-		var o Outcome
-		oneToOneRatios(&o, ps, Wireline, sel, false, kind, ru)
-		return o
-	}
-}
-
-// oneToOneRatios builds one item per one-to-one case with N > 1 on a
+// oneToOneClaim evaluates one item per one-to-one case with N > 1 on a
 // network: the ratio sub/pub (pub/sub when pubOverSub) of its throughputs,
 // tested on measurements per record (paired).
-func oneToOneRatios(o *Outcome, ps *points, network string, sel func(scenario.Factors) bool, pubOverSub bool, kind string, ru rule) {
-	for _, p := range ps.all {
-		if p.network != network || p.f.Model != scenario.OneToOne || p.f.Publishers < 2 || !sel(p.f) {
-			continue
+func oneToOneClaim(network string, sel func(scenario.Factors) bool, pubOverSub bool, kind string, ru rule) func(*points) Outcome {
+	return func(ps *points) Outcome {
+		var o Outcome
+		for _, p := range ps.all {
+			if p.network != network || p.f.Model != scenario.OneToOne || p.f.Publishers < 2 || !sel(p.f) {
+				continue
+			}
+			label := fmt.Sprintf("%s %s %s", p.suite, p.caseID, p.network)
+			num, den, q, what := p.sub, p.pub, subPerPub, "sub/pub"
+			if pubOverSub {
+				num, den, q, what = p.pub, p.sub, pubPerSub, "pub/sub"
+			}
+			r := report.Ratio(num, den)
+			if math.IsNaN(r) {
+				o.Skipped = append(o.Skipped, fmt.Sprintf("%s: no %s ratio (a missing or zero throughput)", label, what))
+				continue
+			}
+			it := Item{Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(p),
+				Text: fmt.Sprintf("%s %d/%d/%d: sub %s, pub %s, %s = %s", kind, p.f.Publishers, p.f.Subscribers, p.f.Topics,
+					report.FormatNum(p.sub), report.FormatNum(p.pub), what, report.FormatRatio(r))}
+			testItem(&it, ru.h, 0, false, term{p, q, 1})
+			o.Items = append(o.Items, it)
 		}
-		label := fmt.Sprintf("%s %s %s", p.suite, p.caseID, p.network)
-		num, den, q, what := p.sub, p.pub, subPerPub, "sub/pub"
-		if pubOverSub {
-			num, den, q, what = p.pub, p.sub, pubPerSub, "pub/sub"
-		}
-		r := ratio(num, den)
-		if math.IsNaN(r) {
-			o.Skipped = append(o.Skipped, fmt.Sprintf("%s: no %s ratio (a missing or zero throughput)", label, what))
-			continue
-		}
-		it := Item{Key: label, Label: label, Value: r, Supports: ru.paper(r), Flags: pairFlags(p),
-			Text: fmt.Sprintf("%s %d/%d/%d: sub %s, pub %s, %s = %s", kind, p.f.Publishers, p.f.Subscribers, p.f.Topics,
-				FormatNum(p.sub), FormatNum(p.pub), what, FormatRatio(r))}
-		testItem(&it, ru.h, 0, false, term{p, q, 1})
-		o.Items = append(o.Items, it)
+		return o
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package claims
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 
 	"pslab/internal/load"
 	"pslab/internal/metrics"
+	"pslab/internal/report"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -41,10 +42,10 @@ func replicate(recs []results.Record) []results.Record {
 
 func claimsOf(t *testing.T, path string) map[string]Claim {
 	t.Helper()
-	recs, err := ReadRecords(path)
+	recs, err := report.ReadRecords(path)
 	require.NoError(t, err)
 	out := map[string]Claim{}
-	for _, c := range EvaluateClaims(Build(replicate(recs))) {
+	for _, c := range Evaluate(report.Build(replicate(recs))) {
 		out[c.ID] = c
 	}
 	return out
@@ -59,32 +60,32 @@ func TestClaimsOnFixture(t *testing.T) {
 	cs := claimsOf(t, "testdata/claims.jsonl")
 	require.Len(t, cs, len(claimDefs))
 	type want struct {
-		verdict        Verdict
+		verdict        report.Verdict
 		support, total int
 	}
 	cases := map[string]map[string]want{
-		"nondurable-beats-durable":               {"good": {Holds, 4, 4}, "bad": {DoesNotHold, 0, 4}, "wired": {Holds, 4, 4}},
-		"durability-gap-shrinks-wireless":        {"good": {Holds, 4, 4}, "bad": {DoesNotHold, 0, 4}, "wired": {NotMeasurable, 0, 0}},
-		"durability-similar-wireless-large":      {"good": {Holds, 1, 1}, "bad": {DoesNotHold, 0, 1}, "wired": {NotMeasurable, 0, 0}},
-		"large-messages-cut-throughput-wireline": {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}, "wired": {Holds, 2, 2}},
-		"large-messages-cut-throughput-wireless": {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}, "wired": {NotMeasurable, 0, 0}},
-		"large-messages-hurt-more-wireless":      {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}, "wired": {NotMeasurable, 0, 0}},
-		"durable-knee-earlier":                   {"good": {Holds, 1, 1}, "bad": {DoesNotHold, 0, 1}, "wired": {Holds, 1, 1}},
-		"nondurable-keeps-up":                    {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}, "wired": {Holds, 2, 2}},
-		"durable-falls-behind":                   {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}, "wired": {Holds, 2, 2}},
-		"nondurable-lower-latency":               {"good": {Holds, 4, 4}, "bad": {DoesNotHold, 0, 4}, "wired": {Holds, 4, 4}},
+		"nondurable-beats-durable":               {"good": {report.Holds, 4, 4}, "bad": {report.DoesNotHold, 0, 4}, "wired": {report.Holds, 4, 4}},
+		"durability-gap-shrinks-wireless":        {"good": {report.Holds, 4, 4}, "bad": {report.DoesNotHold, 0, 4}, "wired": {report.NotMeasurable, 0, 0}},
+		"durability-similar-wireless-large":      {"good": {report.Holds, 1, 1}, "bad": {report.DoesNotHold, 0, 1}, "wired": {report.NotMeasurable, 0, 0}},
+		"large-messages-cut-throughput-wireline": {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}, "wired": {report.Holds, 2, 2}},
+		"large-messages-cut-throughput-wireless": {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}, "wired": {report.NotMeasurable, 0, 0}},
+		"large-messages-hurt-more-wireless":      {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}, "wired": {report.NotMeasurable, 0, 0}},
+		"durable-knee-earlier":                   {"good": {report.Holds, 1, 1}, "bad": {report.DoesNotHold, 0, 1}, "wired": {report.Holds, 1, 1}},
+		"nondurable-keeps-up":                    {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}, "wired": {report.Holds, 2, 2}},
+		"durable-falls-behind":                   {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}, "wired": {report.Holds, 2, 2}},
+		"nondurable-lower-latency":               {"good": {report.Holds, 4, 4}, "bad": {report.DoesNotHold, 0, 4}, "wired": {report.Holds, 4, 4}},
 		// set 2's three non-durable cases agree for both brokers.
-		"wireless-raises-nondurable-latency": {"good": {Holds, 7, 7}, "bad": {DoesNotHold, 3, 7}, "wired": {NotMeasurable, 0, 0}},
+		"wireless-raises-nondurable-latency": {"good": {report.Holds, 7, 7}, "bad": {report.DoesNotHold, 3, 7}, "wired": {report.NotMeasurable, 0, 0}},
 		// bad: set 1 all disagree (8), set 2 all agree (8): a tie does not hold.
-		"wireless-cuts-throughput":          {"good": {Holds, 16, 16}, "bad": {DoesNotHold, 8, 16}, "wired": {NotMeasurable, 0, 0}},
-		"selectors-cut-sub-throughput":      {"good": {Holds, 3, 4}, "bad": {DoesNotHold, 2, 4}, "wired": {NotMeasurable, 0, 0}},
-		"selector-overhead-nondurable":      {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}},
-		"selectors-help-durable-wireline":   {"good": {Holds, 1, 1}, "bad": {DoesNotHold, 0, 1}},
-		"object-slower-wireline":            {"good": {Holds, 1, 1}, "bad": {DoesNotHold, 0, 1}},
-		"object-similar-wireless":           {"good": {Holds, 1, 1}, "bad": {DoesNotHold, 0, 1}},
-		"ack-modes-differ-little":           {"good": {Holds, 4, 4}, "bad": {DoesNotHold, 0, 4}},
-		"persistent-costs-durable-wireline": {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}},
-		"delivery-modes-similar-wireless":   {"good": {Holds, 2, 2}, "bad": {DoesNotHold, 0, 2}},
+		"wireless-cuts-throughput":          {"good": {report.Holds, 16, 16}, "bad": {report.DoesNotHold, 8, 16}, "wired": {report.NotMeasurable, 0, 0}},
+		"selectors-cut-sub-throughput":      {"good": {report.Holds, 3, 4}, "bad": {report.DoesNotHold, 2, 4}, "wired": {report.NotMeasurable, 0, 0}},
+		"selector-overhead-nondurable":      {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}},
+		"selectors-help-durable-wireline":   {"good": {report.Holds, 1, 1}, "bad": {report.DoesNotHold, 0, 1}},
+		"object-slower-wireline":            {"good": {report.Holds, 1, 1}, "bad": {report.DoesNotHold, 0, 1}},
+		"object-similar-wireless":           {"good": {report.Holds, 1, 1}, "bad": {report.DoesNotHold, 0, 1}},
+		"ack-modes-differ-little":           {"good": {report.Holds, 4, 4}, "bad": {report.DoesNotHold, 0, 4}},
+		"persistent-costs-durable-wireline": {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}},
+		"delivery-modes-similar-wireless":   {"good": {report.Holds, 2, 2}, "bad": {report.DoesNotHold, 0, 2}},
 	}
 	require.Len(t, cases, len(claimDefs)-len(paperClaimDefs), "every claim is covered by the fixture test")
 	for id, byBroker := range cases {
@@ -92,17 +93,17 @@ func TestClaimsOnFixture(t *testing.T) {
 		require.True(t, ok, id)
 		for b, w := range byBroker {
 			o := c.ByBroker[b]
-			assert.Equal(t, w.verdict, o.Verdict, "%s on %s: %s", id, b, o.summary())
+			assert.Equal(t, w.verdict, o.Verdict, "%s on %s: %s", id, b, o.Summary())
 			assert.Equal(t, w.support, o.Support, "%s on %s support", id, b)
 			assert.Equal(t, w.total, o.Total, "%s on %s total", id, b)
-			if o.Verdict == NotMeasurable {
+			if o.Verdict == report.NotMeasurable {
 				assert.NotEmpty(t, o.Reason, "%s on %s: a not-measurable verdict says why", id, b)
 			}
 		}
 	}
 	// The corrected reading of case 17 is used, not the printed 46731.
 	paper := cs["object-slower-wireline"].Paper
-	require.Equal(t, Holds, paper.Verdict, paper.summary())
+	require.Equal(t, report.Holds, paper.Verdict, paper.Summary())
 	assert.InDelta(t, 467.31/777.21, paper.Items[0].Value, 1e-9)
 }
 
@@ -112,15 +113,15 @@ func TestClaimsOnFixture(t *testing.T) {
 // against Tables 1 and 2).
 func TestClaimsOnPaperValues(t *testing.T) {
 	var recs []results.Record
-	for _, f := range []string{"../../scenarios/gaddah-kunz-set1.yaml", "../../scenarios/gaddah-kunz-set2.yaml"} {
+	for _, f := range []string{"../../../scenarios/gaddah-kunz-set1.yaml", "../../../scenarios/gaddah-kunz-set2.yaml"} {
 		s, err := scenario.Load(f, scenario.Options{})
 		require.NoError(t, err)
 		for _, c := range s.Cases {
 			recs = append(recs, results.Record{Schema: 1, Suite: s.Name, CaseID: c.ID, Broker: "none",
-				Network: results.Network{Profile: Wireline}, Factors: c.Factors, Paper: c.Paper, Error: "not run"})
+				Network: results.Network{Profile: report.Wireline}, Factors: c.Factors, Paper: c.Paper, Error: "not run"})
 		}
 	}
-	d := Build(recs)
+	d := report.Build(recs)
 	want := map[string][2]int{
 		"nondurable-beats-durable":                 {18, 20},
 		"durability-gap-shrinks-wireless":          {18, 20},
@@ -152,16 +153,16 @@ func TestClaimsOnPaperValues(t *testing.T) {
 		"persistent-costs-durable-wireline":        {2, 2},
 		"delivery-modes-similar-wireless":          {2, 2},
 	}
-	claims := EvaluateClaims(d)
+	claims := Evaluate(d)
 	require.Len(t, claims, len(want))
 	for _, c := range claims {
 		w, ok := want[c.ID]
 		require.True(t, ok, c.ID)
-		assert.Equal(t, Holds, c.Paper.Verdict, "%s: %s %s", c.ID, c.Paper.summary(), c.Paper.Reason)
+		assert.Equal(t, report.Holds, c.Paper.Verdict, "%s: %s %s", c.ID, c.Paper.Summary(), c.Paper.Reason)
 		assert.Equal(t, w[0], c.Paper.Support, "%s support", c.ID)
 		assert.Equal(t, w[1], c.Paper.Total, "%s total", c.ID)
 		// Nothing was measured: every broker verdict is not measurable.
-		assert.Equal(t, NotMeasurable, c.ByBroker["none"].Verdict, c.ID)
+		assert.Equal(t, report.NotMeasurable, c.ByBroker["none"].Verdict, c.ID)
 	}
 }
 
@@ -174,9 +175,9 @@ func TestPrintedErratumWouldContradict(t *testing.T) {
 	f17.Body = scenario.BodyObject
 	mk := func(paper17 map[string]float64) []results.Record {
 		return []results.Record{
-			{Schema: 1, Suite: "s", CaseID: "06", Broker: "x", Network: results.Network{Profile: Wireline}, Factors: f6,
+			{Schema: 1, Suite: "s", CaseID: "06", Broker: "x", Network: results.Network{Profile: report.Wireline}, Factors: f6,
 				Paper: map[string]float64{"sub_tput_wireline": 777.21}, Error: "not run"},
-			{Schema: 1, Suite: "s", CaseID: "17", Broker: "x", Network: results.Network{Profile: Wireline}, Factors: f17,
+			{Schema: 1, Suite: "s", CaseID: "17", Broker: "x", Network: results.Network{Profile: report.Wireline}, Factors: f17,
 				Paper: paper17, Error: "not run"},
 		}
 	}
@@ -189,10 +190,10 @@ func TestPrintedErratumWouldContradict(t *testing.T) {
 		t.Fatal("claim missing")
 		return Claim{}
 	}
-	printed := find(EvaluateClaims(Build(mk(map[string]float64{"sub_tput_wireline": 46731}))))
-	assert.Equal(t, DoesNotHold, printed.Paper.Verdict)
-	corrected := find(EvaluateClaims(Build(mk(map[string]float64{"sub_tput_wireline": 46731, "sub_tput_wireline_corrected": 467.31}))))
-	assert.Equal(t, Holds, corrected.Paper.Verdict)
+	printed := find(Evaluate(report.Build(mk(map[string]float64{"sub_tput_wireline": 46731}))))
+	assert.Equal(t, report.DoesNotHold, printed.Paper.Verdict)
+	corrected := find(Evaluate(report.Build(mk(map[string]float64{"sub_tput_wireline": 46731, "sub_tput_wireline_corrected": 467.31}))))
+	assert.Equal(t, report.Holds, corrected.Paper.Verdict)
 }
 
 func TestClaimsFlagAndQuickMarks(t *testing.T) {
@@ -202,24 +203,24 @@ func TestClaimsFlagAndQuickMarks(t *testing.T) {
 	}
 	rec := func(id string, fs scenario.Factors, sub float64, flags []results.Flag) results.Record {
 		return results.Record{Schema: 1, Suite: "s", CaseID: id, Broker: "b", Quick: true,
-			Network: results.Network{Profile: Wireline}, Factors: fs, Flags: flags,
+			Network: results.Network{Profile: report.Wireline}, Factors: fs, Flags: flags,
 			Result: resultWith(sub, sub)}
 	}
-	d := Build(replicate([]results.Record{
+	d := report.Build(replicate([]results.Record{
 		rec("1", f(scenario.Durable, scenario.Persistent), 10, []results.Flag{results.NewFlag(results.FlagCPUSaturated, "x")}),
 		rec("2", f(scenario.NonDurable, scenario.NonPersistent), 100, nil),
 	}))
 	var c Claim
-	for _, x := range EvaluateClaims(d) {
+	for _, x := range Evaluate(d) {
 		if x.ID == "nondurable-beats-durable" {
 			c = x
 		}
 	}
 	o := c.ByBroker["b"]
-	assert.Equal(t, Holds, o.Verdict)
+	assert.Equal(t, report.Holds, o.Verdict)
 	assert.Equal(t, 1, o.Flagged)
 	assert.True(t, o.Quick)
 	assert.Equal(t, []string{"cpu-saturated"}, o.Items[0].Flags)
-	assert.Contains(t, o.summary(), "1 flagged")
-	assert.Contains(t, o.summary(), "quick")
+	assert.Contains(t, o.Summary(), "1 flagged")
+	assert.Contains(t, o.Summary(), "quick")
 }

@@ -1,8 +1,9 @@
-package report
+package claims
 
 import (
 	"fmt"
 
+	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
 
@@ -53,19 +54,15 @@ const (
 )
 
 var (
-	bothNetworks = []string{Wireline, Wireless}
-	wirelineOnly = []string{Wireline}
-	wirelessOnly = []string{Wireless}
+	bothNetworks = []string{report.Wireline, report.Wireless}
+	wirelineOnly = []string{report.Wireline}
+	wirelessOnly = []string{report.Wireless}
 )
 
-// pairClaim evaluates a claim on the ratio b/a of metric m over pairs.
+// pairClaim evaluates a claim on the ratio b/a of metric m over twins.
 func pairClaim(nets []string, isA func(scenario.Factors) bool, other func(scenario.Factors) scenario.Factors,
 	m, nameA, nameB string, ru rule) func(*points) Outcome {
-	return func(ps *points) Outcome {
-		var o Outcome
-		compare(&o, pairsOn(ps, nets, isA, other), m, nameA, nameB, ru)
-		return o
-	}
+	return claimOf(twins(nets, isA, other), ratioOf(m, nameA, nameB, ru))
 }
 
 var claimDefs = []claimDef{
@@ -75,7 +72,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1-5.1.3 (Figures 8-11), §7: \"nondurable subscriptions outperformed durable subscriptions in most situations\"",
 		rule:      fmt.Sprintf("pairs durable+persistent ↔ non-durable+non-persistent, all other factors equal, on the wireline; an item agrees when non-durable sub throughput is more than %.0f %% above durable; holds when more than half agree", 100*Tolerance),
 		needs:     "durable+persistent and non-durable+non-persistent twins on the wireline (gaddah-kunz-set1)",
-		eval:      pairClaim(wirelineOnly, isDP, toNDNP, SubTput, "durable", "non-durable", ruleAbove),
+		eval:      pairClaim(wirelineOnly, isDP, toNDNP, report.SubTput, "durable", "non-durable", ruleAbove),
 	},
 	{
 		id:        "durability-gap-shrinks-wireless",
@@ -83,11 +80,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 8b): \"This difference is much less than what we saw in the wireline scenarios\"; §6",
 		rule:      fmt.Sprintf("for each durable+persistent ↔ non-durable+non-persistent pair measured on both networks, the ratio non-durable/durable of sub throughput; an item agrees when the wireless ratio is more than %.0f %% below the wireline ratio; holds when more than half agree", 100*Tolerance),
 		needs:     "durable/non-durable twins on both wireline and wifi-paper (gaddah-kunz-set1)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			compareRatios(&o, ps, isDP, toNDNP, SubTput, "durable", "non-durable", ruleBelow)
-			return o
-		},
+		eval:      claimOf(twins(wirelineOnly, isDP, toNDNP), wirelessOverWireline(report.SubTput, "durable", "non-durable", ruleBelow)),
 	},
 	{
 		id:        "durability-similar-wireless-large",
@@ -96,7 +89,7 @@ var claimDefs = []claimDef{
 		rule:      fmt.Sprintf("durable+persistent ↔ non-durable+non-persistent pairs with 5120 B bodies on wifi-paper; an item agrees when the sub throughputs are within ±%.0f %%; holds when more than half agree", 100*Tolerance),
 		needs:     "5120 B durable/non-durable twins on wifi-paper (gaddah-kunz-set1 even cases)",
 		eval: pairClaim(wirelessOnly, func(f scenario.Factors) bool { return isDP(f) && f.Size == largeBody },
-			toNDNP, SubTput, "durable", "non-durable", ruleSimilar),
+			toNDNP, report.SubTput, "durable", "non-durable", ruleSimilar),
 	},
 	{
 		id:        "large-messages-cut-throughput-wireline",
@@ -104,7 +97,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 9 vs 8), §5.1.2, §7: \"increasing message sizes impact the system performance\"",
 		rule:      fmt.Sprintf("pairs 100 B ↔ 5120 B, all other factors equal, on the wireline; an item agrees when the 5120 B sub throughput is more than %.0f %% below the 100 B one; holds when more than half agree", 100*Tolerance),
 		needs:     "100 B / 5120 B twins on the wireline (gaddah-kunz-set1)",
-		eval:      pairClaim(wirelineOnly, sizeIs(smallBody), withSize(largeBody), SubTput, "100 B", "5120 B", ruleBelow),
+		eval:      pairClaim(wirelineOnly, sizeIs(smallBody), withSize(largeBody), report.SubTput, "100 B", "5120 B", ruleBelow),
 	},
 	{
 		id:        "large-messages-cut-throughput-wireless",
@@ -112,7 +105,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 9b vs 8b), §5.1.2 (Figure 10b): \"decreased by more than 50%\"",
 		rule:      fmt.Sprintf("pairs 100 B ↔ 5120 B on wifi-paper; an item agrees when the 5120 B sub throughput is more than %.0f %% below the 100 B one; holds when more than half agree", 100*Tolerance),
 		needs:     "100 B / 5120 B twins on wifi-paper (gaddah-kunz-set1)",
-		eval:      pairClaim(wirelessOnly, sizeIs(smallBody), withSize(largeBody), SubTput, "100 B", "5120 B", ruleBelow),
+		eval:      pairClaim(wirelessOnly, sizeIs(smallBody), withSize(largeBody), report.SubTput, "100 B", "5120 B", ruleBelow),
 	},
 	{
 		id:        "large-messages-hurt-more-wireless",
@@ -120,11 +113,8 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 9b): \"we clearly see the impact of message size and network characterization\"; §5.1.2: wireline \"decreased by almost 50%\", wireless \"by more than 50%\"",
 		rule:      fmt.Sprintf("for each 100 B ↔ 5120 B pair measured on both networks, the ratio 5120 B/100 B of sub throughput; an item agrees when the wireless ratio is more than %.0f %% below the wireline ratio; holds when more than half agree", 100*Tolerance),
 		needs:     "100 B / 5120 B twins on both networks (gaddah-kunz-set1)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			compareRatios(&o, ps, sizeIs(smallBody), withSize(largeBody), SubTput, "100 B", "5120 B", ruleBelow)
-			return o
-		},
+		eval: claimOf(twins(wirelineOnly, sizeIs(smallBody), withSize(largeBody)),
+			wirelessOverWireline(report.SubTput, "100 B", "5120 B", ruleBelow)),
 	},
 	{
 		id:        "durable-knee-earlier",
@@ -140,7 +130,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 8a): \"By comparing the throughput of non-durable subscriptions with their publishers, it is apparent that they achieved approximately similar results\"",
 		rule:      fmt.Sprintf("one-to-one non-durable+non-persistent N/N/N cases with N > 1 on the wireline; an item agrees when sub/pub is within ±%.0f %% (measured: TOST on the per-record log(sub/pub)); holds when more than half agree", 100*Tolerance),
 		needs:     "one-to-one non-durable cases with N > 1 (gaddah-kunz-set1 07, 08, 11, 12, 15, 16) on the wireline",
-		eval:      keepUpClaim(isNDNP, "non-durable", ruleSimilar),
+		eval:      oneToOneClaim(report.Wireline, isNDNP, false, "non-durable", ruleSimilar),
 	},
 	{
 		id:        "durable-falls-behind",
@@ -148,7 +138,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 8a): \"except for the test case 1, the throughput achieved by publishers is over double the subscriber throughput for durable subscriptions\"",
 		rule:      fmt.Sprintf("one-to-one durable+persistent N/N/N cases with N > 1 on the wireline; an item agrees when sub/pub is more than %.0f %% below 1 (measured: significantly below 1, one-sample t on the per-record log(sub/pub)); holds when more than half agree", 100*Tolerance),
 		needs:     "one-to-one durable cases with N > 1 (gaddah-kunz-set1 05, 06, 09, 10, 13, 14) on the wireline",
-		eval:      keepUpClaim(isDP, "durable", ruleBelow),
+		eval:      oneToOneClaim(report.Wireline, isDP, false, "durable", ruleBelow),
 	},
 	{
 		id:        "nondurable-lower-latency",
@@ -156,7 +146,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1-5.1.3 (Table 1): \"non-durable subscription experienced much lower latency than durable subscription\"",
 		rule:      fmt.Sprintf("durable+persistent ↔ non-durable+non-persistent pairs on the wireline; an item agrees when the non-durable mean latency is more than %.0f %% below the durable one; holds when more than half agree", 100*Tolerance),
 		needs:     "durable/non-durable twins on the wireline (gaddah-kunz-set1)",
-		eval:      pairClaim(wirelineOnly, isDP, toNDNP, LatencyMs, "durable", "non-durable", ruleBelow),
+		eval:      pairClaim(wirelineOnly, isDP, toNDNP, report.LatencyMs, "durable", "non-durable", ruleBelow),
 	},
 	{
 		id:        "wireless-raises-nondurable-latency",
@@ -164,12 +154,8 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1: \"latency results of non-durable subscription in wireless scenarios were significantly increased\"; §5.1.3: \"increased by a large order of magnitude\"",
 		rule:      "every non-durable case measured on both networks; an item agrees when wireless/wireline mean latency is at least 10; holds when more than half agree",
 		needs:     "non-durable cases on both networks (either set)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			prs := crossNetwork(ps, func(f scenario.Factors) bool { return f.Subscription == scenario.NonDurable })
-			compare(&o, prs, LatencyMs, "wireline", "wireless", ruleAtLeast(10))
-			return o
-		},
+		eval: claimOf(acrossNetworks(func(f scenario.Factors) bool { return f.Subscription == scenario.NonDurable }),
+			ratioOf(report.LatencyMs, "wireline", "wireless", ruleAtLeast(10))),
 	},
 	{
 		id:        "wireless-cuts-throughput",
@@ -177,11 +163,7 @@ var claimDefs = []claimDef{
 		source:    "§5.1.1 (Figure 8b): \"the overall throughput has decreased in both subscription types\"; §5.1.2, §5.2 (Figure 12b)",
 		rule:      fmt.Sprintf("every case measured on both networks; an item agrees when the wireless sub throughput is more than %.0f %% below the wireline one; holds when more than half agree", 100*Tolerance),
 		needs:     "cases on both wireline and wifi-paper (either set)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			compare(&o, crossNetwork(ps, func(scenario.Factors) bool { return true }), SubTput, "wireline", "wireless", ruleBelow)
-			return o
-		},
+		eval:      claimOf(acrossNetworks(func(scenario.Factors) bool { return true }), ratioOf(report.SubTput, "wireline", "wireless", ruleBelow)),
 	},
 	{
 		id:        "selectors-cut-sub-throughput",
@@ -189,7 +171,7 @@ var claimDefs = []claimDef{
 		source:    "§5.2 (Figure 13): \"using message selector has degraded the throughput of the nondurable subscription running on both network environments\"; §7",
 		rule:      fmt.Sprintf("pairs selector off ↔ on, all other factors equal, on both networks; an item agrees when the sub throughput with the selector is more than %.0f %% below the one without; holds when more than half agree. The subscriber selects a fifth of the messages, so this mostly measures the filtering itself: see the next claim", 100*Tolerance),
 		needs:     "selector off/on twins (gaddah-kunz-set2 01-08 vs 09-16)",
-		eval:      pairClaim(bothNetworks, func(f scenario.Factors) bool { return !f.Selector }, selectorOn, SubTput, "no selector", "selector", ruleBelow),
+		eval:      pairClaim(bothNetworks, func(f scenario.Factors) bool { return !f.Selector }, selectorOn, report.SubTput, "no selector", "selector", ruleBelow),
 	},
 	{
 		id:        "selector-overhead-nondurable",
@@ -197,14 +179,9 @@ var claimDefs = []claimDef{
 		source:    "§6: selectors \"may influence the performance of nondurable subscriptions as selectors add an additional load\"; §4.2.5",
 		rule:      fmt.Sprintf("non-durable pairs selector off ↔ on, both networks; value = sub throughput with selector / (%.1f × sub throughput without), i.e. the matched deliveries against the fifth of the unfiltered flow; an item agrees when the value is more than %.0f %% below 1; holds when more than half agree", selectorShare, 100*Tolerance),
 		needs:     "non-durable selector off/on twins (gaddah-kunz-set2 05-08 vs 13-16)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			prs := pairsOn(ps, bothNetworks, func(f scenario.Factors) bool {
-				return !f.Selector && f.Subscription == scenario.NonDurable
-			}, selectorOn)
-			compareShare(&o, prs, ruleBelow)
-			return o
-		},
+		eval: claimOf(twins(bothNetworks, func(f scenario.Factors) bool {
+			return !f.Selector && f.Subscription == scenario.NonDurable
+		}, selectorOn), selectedShare(ruleBelow)),
 	},
 	{
 		id:        "selectors-help-durable-wireline",
@@ -212,14 +189,9 @@ var claimDefs = []claimDef{
 		source:    "§6: \"Selectors may benefit durable subscriptions since the broker stores only the messages that match the selectors\"",
 		rule:      fmt.Sprintf("durable pairs selector off ↔ on, wireline; value as in selector-overhead-nondurable; an item agrees when the value is more than %.0f %% above 1; holds when more than half agree", 100*Tolerance),
 		needs:     "durable selector off/on twins on the wireline (gaddah-kunz-set2 01-04 vs 09-12)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			prs := pairsOn(ps, wirelineOnly, func(f scenario.Factors) bool {
-				return !f.Selector && f.Subscription == scenario.Durable
-			}, selectorOn)
-			compareShare(&o, prs, ruleAbove)
-			return o
-		},
+		eval: claimOf(twins(wirelineOnly, func(f scenario.Factors) bool {
+			return !f.Selector && f.Subscription == scenario.Durable
+		}, selectorOn), selectedShare(ruleAbove)),
 	},
 	{
 		id:        "object-slower-wireline",
@@ -229,7 +201,7 @@ var claimDefs = []claimDef{
 		needs:     "non-durable bytes/object twins on the wireline (gaddah-kunz-set2 06 and 17)",
 		eval: pairClaim(wirelineOnly, func(f scenario.Factors) bool {
 			return f.Body == scenario.BodyBytes && f.Subscription == scenario.NonDurable
-		}, bodyObject, SubTput, "bytes", "object", ruleBelow),
+		}, bodyObject, report.SubTput, "bytes", "object", ruleBelow),
 	},
 	{
 		id:        "object-similar-wireless",
@@ -239,7 +211,7 @@ var claimDefs = []claimDef{
 		needs:     "non-durable bytes/object twins on wifi-paper (gaddah-kunz-set2 06 and 17)",
 		eval: pairClaim(wirelessOnly, func(f scenario.Factors) bool {
 			return f.Body == scenario.BodyBytes && f.Subscription == scenario.NonDurable
-		}, bodyObject, SubTput, "bytes", "object", ruleSimilar),
+		}, bodyObject, report.SubTput, "bytes", "object", ruleSimilar),
 	},
 	{
 		id:        "ack-modes-differ-little",
@@ -247,19 +219,8 @@ var claimDefs = []claimDef{
 		source:    "§7: \"We were not able to observe a considerable impact on performance ... AUTO and DUPS_OK\"; §5.2 (Figure 12)",
 		rule:      fmt.Sprintf("pairs AUTO ↔ DUPS_OK, all other factors equal, on both networks, run on the same broker mechanism (a pair whose records name different mechanisms, e.g. core NATS for AUTO and JetStream for DUPS_OK, is left out with the reason: that is a mechanism change, not an ack-mode change); \"little\" = sub throughputs within ±%.0f %%; holds when more than half of the pairs differ little", 100*Tolerance),
 		needs:     "AUTO/DUPS_OK twins (gaddah-kunz-set2 odd/even cases 01-16)",
-		eval: func(ps *points) Outcome {
-			var o Outcome
-			var same []pair
-			for _, p := range pairsOn(ps, bothNetworks, func(f scenario.Factors) bool { return f.Ack == scenario.AckAuto }, ackDupsOK) {
-				if ok, why := sameMechanism(p.a, p.b); !ok {
-					o.Skipped = append(o.Skipped, fmt.Sprintf("%s: left out, the two ack modes ran on different mechanisms (%s)", pairLabel(p), why))
-					continue
-				}
-				same = append(same, p)
-			}
-			compare(&o, same, SubTput, "AUTO", "DUPS_OK", ruleSimilar)
-			return o
-		},
+		eval: claimOf(onSameMechanism(twins(bothNetworks, func(f scenario.Factors) bool { return f.Ack == scenario.AckAuto }, ackDupsOK), "ack modes"),
+			ratioOf(report.SubTput, "AUTO", "DUPS_OK", ruleSimilar)),
 	},
 	{
 		id:        "persistent-costs-durable-wireline",
@@ -269,7 +230,7 @@ var claimDefs = []claimDef{
 		needs:     "durable non-persistent/persistent twins without selector on the wireline (gaddah-kunz-set2 01-04)",
 		eval: pairClaim(wirelineOnly, func(f scenario.Factors) bool {
 			return f.Delivery == scenario.NonPersistent && f.Subscription == scenario.Durable && !f.Selector
-		}, persistent, SubTput, "non-persistent", "persistent", ruleBelow),
+		}, persistent, report.SubTput, "non-persistent", "persistent", ruleBelow),
 	},
 	{
 		id:        "delivery-modes-similar-wireless",
@@ -279,6 +240,6 @@ var claimDefs = []claimDef{
 		needs:     "durable non-persistent/persistent twins without selector on wifi-paper (gaddah-kunz-set2 01-04)",
 		eval: pairClaim(wirelessOnly, func(f scenario.Factors) bool {
 			return f.Delivery == scenario.NonPersistent && f.Subscription == scenario.Durable && !f.Selector
-		}, persistent, SubTput, "non-persistent", "persistent", ruleSimilar),
+		}, persistent, report.SubTput, "non-persistent", "persistent", ruleSimilar),
 	},
 }

@@ -1,4 +1,4 @@
-package report
+package claims
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"pslab/internal/load"
 	"pslab/internal/metrics"
 	"pslab/internal/record"
+	"pslab/internal/report"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -19,17 +20,17 @@ import (
 // added from its unevaluated conclusions, with the same items; where a
 // count differs from the paper column the test says why.
 func TestPaperClaimsOnMirroredPaperValues(t *testing.T) {
-	s, err := scenario.Load("../../scenarios/gaddah-kunz-set1.yaml", scenario.Options{})
+	s, err := scenario.Load("../../../scenarios/gaddah-kunz-set1.yaml", scenario.Options{})
 	require.NoError(t, err)
 	var recs []results.Record
 	for _, c := range s.Cases {
-		for _, n := range []string{Wireline, Wireless} {
+		for _, n := range []string{report.Wireline, report.Wireless} {
 			get := func(m string) float64 {
-				v, ok := LookupPaper(c.Paper, m, n)
+				v, ok := report.LookupPaper(c.Paper, m, n)
 				require.True(t, ok, "%s %s %s", c.ID, m, n)
 				return v.Value()
 			}
-			pub, sub, lat := get(PubTput), get(SubTput), get(LatencyMs)
+			pub, sub, lat := get(report.PubTput), get(report.SubTput), get(report.LatencyMs)
 			late := int64(1000 * (1 - sub/pub))
 			recs = append(recs, results.Record{Schema: 1, Suite: s.Name, CaseID: c.ID, Broker: "mirror",
 				Network: results.Network{Profile: n}, Factors: c.Factors, Paper: c.Paper,
@@ -38,7 +39,7 @@ func TestPaperClaimsOnMirroredPaperValues(t *testing.T) {
 		}
 	}
 	claims := map[string]Claim{}
-	for _, c := range EvaluateClaims(Build(replicate(recs))) {
+	for _, c := range Evaluate(report.Build(replicate(recs))) {
 		claims[c.ID] = c
 	}
 	want := map[string][3]int{ // hold, do not hold, items
@@ -60,9 +61,9 @@ func TestPaperClaimsOnMirroredPaperValues(t *testing.T) {
 		c, ok := claims[id]
 		require.True(t, ok, id)
 		o := c.ByBroker["mirror"]
-		assert.Equal(t, Holds, c.Paper.Verdict, "%s on the paper's values", id)
-		assert.Equal(t, Holds, o.Verdict, "%s: %s", id, o.summary())
-		assert.Equal(t, w, [3]int{o.Support, o.Against, o.Total}, "%s: %s", id, o.summary())
+		assert.Equal(t, report.Holds, c.Paper.Verdict, "%s on the paper's values", id)
+		assert.Equal(t, report.Holds, o.Verdict, "%s: %s", id, o.Summary())
+		assert.Equal(t, w, [3]int{o.Support, o.Against, o.Total}, "%s: %s", id, o.Summary())
 		for _, it := range o.Items {
 			assert.NotEmpty(t, it.Test, "%s %s: every measured item is tested", id, it.Label)
 			assert.Contains(t, it.Evidence, "n 3", "%s %s", id, it.Label)
@@ -73,15 +74,15 @@ func TestPaperClaimsOnMirroredPaperValues(t *testing.T) {
 // One repetition per case: every measured item is inconclusive, never a
 // verdict from a single number.
 func TestSingleRepetitionIsInconclusive(t *testing.T) {
-	recs, err := ReadRecords("testdata/claims.jsonl")
+	recs, err := report.ReadRecords("testdata/claims.jsonl")
 	require.NoError(t, err)
-	for _, c := range EvaluateClaims(Build(recs)) {
+	for _, c := range Evaluate(report.Build(recs)) {
 		for b, o := range c.ByBroker {
 			for _, it := range o.Items {
-				assert.Equal(t, TestInconclusive, it.Test, "%s %s %s", c.ID, b, it.Label)
+				assert.Equal(t, report.TestInconclusive, it.Test, "%s %s %s", c.ID, b, it.Label)
 			}
 			if o.Total > 0 {
-				assert.Equal(t, Inconclusive, o.Verdict, "%s %s", c.ID, b)
+				assert.Equal(t, report.Inconclusive, o.Verdict, "%s %s", c.ID, b)
 			}
 		}
 	}
@@ -96,13 +97,13 @@ func TestAckPairsOnDifferentMechanismsLeftOut(t *testing.T) {
 	g.Ack = scenario.AckDupsOK
 	rec := func(id string, fs scenario.Factors, mech string) results.Record {
 		return results.Record{Schema: 1, Suite: "s", CaseID: id, Broker: "nats", Mechanism: mech,
-			Network: results.Network{Profile: Wireline}, Factors: fs, Result: resultWith(100, 100)}
+			Network: results.Network{Profile: report.Wireline}, Factors: fs, Result: resultWith(100, 100)}
 	}
-	d := Build(replicate([]results.Record{
+	d := report.Build(replicate([]results.Record{
 		rec("1", f, "core NATS subscription (at-most-once); core publish"),
 		rec("2", g, "JetStream stream per case, memory storage; ephemeral pull consumer"),
 	}))
-	for _, c := range EvaluateClaims(d) {
+	for _, c := range Evaluate(d) {
 		if c.ID != "ack-modes-differ-little" {
 			continue
 		}
@@ -125,13 +126,13 @@ func TestMarkdownStatesNATSSelectorsAndPValues(t *testing.T) {
 	g.Selector = true
 	rec := func(id string, fs scenario.Factors, sub float64, mech string) results.Record {
 		return results.Record{Schema: 1, Suite: "s", CaseID: id, Broker: "nats", Mechanism: mech,
-			Network: results.Network{Profile: Wireline}, Factors: fs, Result: resultWith(sub, sub)}
+			Network: results.Network{Profile: report.Wireline}, Factors: fs, Result: resultWith(sub, sub)}
 	}
 	write := func(mech string) string {
-		d := Build(replicate([]results.Record{rec("1", f, 1000, "core NATS subscription"), rec("2", g, 100, mech)}))
+		d := report.Build(replicate([]results.Record{rec("1", f, 1000, "core NATS subscription"), rec("2", g, 100, mech)}))
 		d.Caveats = []record.Caveat{{Broker: "nats", Mechanism: "selector as subject", Text: "NATS has no message selectors"}}
 		var b strings.Builder
-		require.NoError(t, WriteMarkdown(&b, d, EvaluateClaims(d), []string{"x"}))
+		require.NoError(t, report.WriteMarkdown(&b, d, Check(d), []string{"x"}))
 		return b.String()
 	}
 	md := write("core NATS subscription; selector as subject per value: subscriber takes 20 subjects")
