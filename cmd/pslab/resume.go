@@ -28,7 +28,8 @@ func addResumeFlags(cmd *cobra.Command, rf *resumeFlags) {
 // how it is resumed, and what does not change what is measured.
 var notStored = map[string]bool{"out": true, "resume": true, "force": true, "lab": true, "verbose": true}
 
-// storedArgs are the files and flags of a run as run.json keeps them.
+// storedArgs are the files and flags of a run as run.json keeps them,
+// with the credentials of --url values left out (storedURL).
 func storedArgs(cmd *cobra.Command, files []string) []string {
 	var args []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -37,6 +38,9 @@ func storedArgs(cmd *cobra.Command, files []string) []string {
 		}
 		if sv, ok := fl.Value.(pflag.SliceValue); ok {
 			for _, v := range sv.GetSlice() {
+				if fl.Name == "url" {
+					v = storedURL(v)
+				}
 				args = append(args, "--"+fl.Name+"="+v)
 			}
 			return
@@ -46,100 +50,196 @@ func storedArgs(cmd *cobra.Command, files []string) []string {
 	return append(args, files...)
 }
 
-// startRunInfo writes run.json for a new run and returns the output root
-// to run into. A root that already holds a run is refused: that run is
-// resumed with --resume, or the new one goes elsewhere. Several files
-// without --out go to a directory each and cannot be resumed (said).
-func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out string) (string, error) {
+// startRunInfo takes the lock of the output root and writes run.json for
+// a new run; it returns the root to run into and its lock, held until the
+// run ends. A root another pslab holds, or that already holds a run, is
+// refused: that run is resumed with --resume, or the new one goes
+// elsewhere. Several files without --out go to a directory each and cannot
+// be resumed (said).
+func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out string) (string, *results.DirLock, error) {
 	root := out
 	if root == "" && len(plans) == 1 {
 		root = outDir("", plans[0].Suite.Name, false)
 	}
 	if root == "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note: several scenario files without --out: each goes to its own directory, and the run cannot be resumed (give --out DIR to make it resumable)")
-		return "", nil
+		return "", nil, nil
+	}
+	args := storedArgs(cmd, files)
+	lock, err := lockOut(root)
+	if err != nil {
+		return "", nil, err
 	}
 	if _, err := os.Stat(filepath.Join(root, lab.RunInfoFile)); err == nil && holdsRecords(root) {
-		return "", badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
+		lock.Release()
+		return "", nil, badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
 	}
-	info, err := lab.NewRunInfo(storedArgs(cmd, files), files)
+	info, err := lab.NewRunInfo(args, files)
+	if err == nil {
+		if cmd.Name() != "run" && cmd.Name() != "sweep" {
+			info.Command = cmd.Name()
+		}
+		err = lab.WriteRunInfo(root, info)
+	}
 	if err != nil {
-		return "", err
+		lock.Release()
+		return "", nil, err
 	}
-	return root, lab.WriteRunInfo(root, info)
+	return root, lock, nil
 }
 
 // resumeRun continues the run in rf.dir with the files and flags its
 // run.json keeps. Everything is checked before anything is changed.
 func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) error {
-	if len(files) > 0 {
-		return badInputf("--resume %s takes the scenario files from %s; give none (got %s)", rf.dir, filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(files, " "))
-	}
-	var given []string
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if !notStored[fl.Name] || fl.Name == "out" {
-			given = append(given, "--"+fl.Name)
-		}
-	})
-	if len(given) > 0 {
-		return badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
-	}
-	info, err := lab.ReadRunInfo(rf.dir)
+	info, lock, err := checkResume(cmd, files, rf)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
-	changes := info.Changes()
-	if len(changes) > 0 && !rf.force {
-		return badInputf("cannot resume %s, it would mix two measurements:\n  %s\n(--force resumes anyway; run.json then records what was overridden)", rf.dir, strings.Join(changes, "\n  "))
+	defer lock.Release()
+	if info.Command != "" {
+		return badInputf("%s is a run of pslab %s: resume it with pslab %s --resume %s", rf.dir, info.Command, info.Command, rf.dir)
 	}
-	stored := &cobra.Command{Use: "run"}
+	args, err := resumeURLs(info.Args, f.urls, filepath.Join(rf.dir, lab.RunInfoFile))
+	if err != nil {
+		return err
+	}
 	var sf runFlags
-	addRunFlags(stored, &sf, true)
-	stored.SetErr(cmd.ErrOrStderr())
-	stored.SetOut(cmd.OutOrStdout())
-	if err := stored.Flags().Parse(info.Args); err != nil {
-		return badInputf("%s: args: %v", filepath.Join(rf.dir, lab.RunInfoFile), err)
+	stored, err := storedCommand(cmd, "run", args, rf.dir, func(c *cobra.Command) { addRunFlags(c, &sf, true) })
+	if err != nil {
+		return err
 	}
-	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
-	if cmd.Flags().Changed("parallel") { // how many labs is not what is measured
-		sf.parallel = f.parallel
-	}
+	resumedFlags(cmd, &sf, f, rf)
 	opts, err := optionsFrom(stored, sf)
 	if err != nil {
 		return err
 	}
-	plans, err := loadPlans(stored.Flags().Args(), sf.quick, opts)
+	return resumePlans(cmd, rf, info, stored, sf.quick, opts, func(plans []lab.Plan, opts lab.Options) error {
+		return runPlans(cmd, plans, opts, rf.dir)
+	})
+}
+
+// resumedFlags are the stored run's flags sf with what a resume may give
+// anew: where it writes (rf.dir), -v, --lab and --parallel (how many labs
+// is not what is measured).
+func resumedFlags(cmd *cobra.Command, sf *runFlags, f runFlags, rf resumeFlags) {
+	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
+	if cmd.Flags().Changed("parallel") {
+		sf.parallel = f.parallel
+	}
+}
+
+// resumePlans loads the stored run's plans with opts, sets aside its
+// unfinished records and runs the plans from the finished ones (run).
+func resumePlans(cmd *cobra.Command, rf resumeFlags, info lab.RunInfo, stored *cobra.Command, quick bool, opts lab.Options,
+	run func([]lab.Plan, lab.Options) error) error {
+	opts.ForceMixed = rf.force
+	plans, err := loadPlans(stored.Flags().Args(), quick, opts)
 	if err != nil {
 		return err
 	}
+	if opts.Finished, err = resumeFinished(cmd, rf, plans, info); err != nil {
+		return err
+	}
+	return run(plans, opts)
+}
+
+// storedCommand is the command a run was started with, its flags (those
+// add registers) parsed from args, the run.json in dir's (Args, with the
+// URLs a resume gave again: resumeURLs).
+func storedCommand(cmd *cobra.Command, name string, args []string, dir string, add func(*cobra.Command)) (*cobra.Command, error) {
+	stored := &cobra.Command{Use: name}
+	add(stored)
+	stored.SetErr(cmd.ErrOrStderr())
+	stored.SetOut(cmd.OutOrStdout())
+	if err := stored.Flags().Parse(args); err != nil {
+		return nil, badInputf("%s: args: %v", filepath.Join(dir, lab.RunInfoFile), err)
+	}
+	return stored, nil
+}
+
+// checkResume checks a resume of the run in rf.dir before anything is
+// changed: no files or flags of its own (they are the run's), a run.json,
+// and the scenario files unchanged unless --force. A changed pslab build
+// is said, not refused: the lab sets aside the other build's records and
+// their rows start over, unless --force counts them (identity.go). It
+// takes the run's lock (no other writer meanwhile), held until the
+// resume ends (the caller releases it).
+func checkResume(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInfo, *results.DirLock, error) {
+	if len(files) > 0 {
+		return lab.RunInfo{}, nil, badInputf("--resume %s takes the scenario files from %s; give none (got %s)", rf.dir, filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(files, " "))
+	}
+	var given []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if (!notStored[fl.Name] || fl.Name == "out") && fl.Name != "url" {
+			given = append(given, "--"+fl.Name)
+		}
+	})
+	if len(given) > 0 {
+		return lab.RunInfo{}, nil, badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose, and --url for a URL whose credentials run.json does not keep)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
+	}
+	info, err := lab.ReadRunInfo(rf.dir)
+	if err != nil {
+		return info, nil, badInput(err)
+	}
+	lock, err := lockOut(rf.dir) // the run's own lock: no other writer meanwhile
+	if err != nil {
+		return info, nil, err
+	}
+	if info, err = lab.ReadRunInfo(rf.dir); err != nil { // as its last writer left it
+		lock.Release()
+		return info, nil, badInput(err)
+	}
+	changes := info.Changes()
+	if len(changes) > 0 && !rf.force {
+		lock.Release()
+		return info, nil, badInputf("cannot resume %s, it would mix two measurements:\n  %s\n(--force resumes anyway; run.json then records what was overridden)", rf.dir, strings.Join(changes, "\n  "))
+	}
+	if v := info.VersionChange(); v != "" {
+		what := "the finished records of the other build are set aside and their rows start over (--force counts them, and the rows then mix)"
+		if rf.force {
+			what = "--force: the finished records of the other build count, and their rows mix (the report says so)"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", v, what)
+	}
+	return info, lock, nil
+}
+
+// resumeFinished sets aside the failed and interrupted records of the
+// plans' bundles, notes the resume in run.json and returns the finished
+// records, which are not run again.
+func resumeFinished(cmd *cobra.Command, rf resumeFlags, plans []lab.Plan, info lab.RunInfo) ([]results.Record, error) {
+	var finished []results.Record
 	var dirs []string
 	aside := 0
 	for _, p := range plans {
 		dir := outDir(rf.dir, p.Suite.Name, len(plans) > 1)
 		fin, n, err := results.Unfinished(dir)
 		if err != nil {
-			return badInput(err)
+			return nil, badInput(err)
 		}
-		opts.Finished = append(opts.Finished, fin...)
+		finished = append(finished, fin...)
 		aside += n
 		dirs = append(dirs, dir)
 	}
 	for _, dir := range dirs {
 		if err := results.SetAsideUnfinished(dir); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var forced []string
 	if rf.force {
-		forced = changes
+		forced = info.Changes()
+		if v := info.VersionChange(); v != "" {
+			forced = append(forced, v)
+		}
 	}
 	info.Resumed = append(info.Resumed, lab.NewResumeOccasion(forced))
 	if err := lab.WriteRunInfo(rf.dir, info); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "resuming %s: %d finished repetition(s) kept; %d failed or interrupted set aside in %s and run again\n",
-		rf.dir, len(opts.Finished), aside, results.SupersededFile)
-	return runPlans(cmd, plans, opts, rf.dir)
+		rf.dir, len(finished), aside, results.SupersededFile)
+	return finished, nil
 }
 
 // holdsRecords reports whether root, or a suite directory in it, has

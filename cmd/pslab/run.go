@@ -58,7 +58,10 @@ side by side.
 The embedded NATS server is started (as a child process) by pslab itself; so
 is Artemis, which is installed on first use. Flags override the scenario
 file. All files are validated first: with any error, nothing is run and pslab
-exits with code 2.`,
+exits with code 2. The output directory has one writer: the run holds
+<out>/.pslab.lock until it ends, and a second run or resume into it is
+refused (exit 2, naming the holder's pid). run.json keeps a --url without
+its password (a resume asks for it again).`,
 		Example: `  pslab run scenarios/smoke.yaml
   pslab run scenarios/smoke.yaml --quick --network wireline
   pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1
@@ -73,7 +76,7 @@ exits with code 2.`,
 			if rf.dir != "" {
 				return resumeRun(cmd, args, f, rf)
 			}
-			return runRun(cmd, args, f)
+			return runRun(cmd, args, f, rf)
 		},
 	}
 	addRunFlags(cmd, &f, true)
@@ -109,19 +112,29 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringArrayVar(&f.containers, "container", nil, "measure a broker container through the emulated link: BROKER[=CONTAINER], e.g. nats (container pslab-nats) or artemis=pslab-artemis; finds its PID with docker inspect, credentials from NATS_*/ARTEMIS_* in the environment or ./.env (docs/containers.md)")
 }
 
-func runRun(cmd *cobra.Command, files []string, f runFlags) error {
+func runRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) error {
 	opts, err := optionsFrom(cmd, f)
+	if rf.force { // only a resume has something to force
+		const why = "--force: only with --resume DIR (it overrides a resume's refusal); a new run has nothing to force"
+		var bad badInputError
+		if err == nil {
+			err = badInputf("%s", why)
+		} else if errors.As(err, &bad) {
+			err = badInputf("%v\n%s", err, why)
+		}
+	}
 	if err != nil {
-		return err
+		return withFileProblems(err, files, f.quick)
 	}
 	plans, err := loadPlans(files, f.quick, opts)
 	if err != nil {
 		return err
 	}
-	root, err := startRunInfo(cmd, files, plans, f.out)
+	root, lock, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {
 		return err
 	}
+	defer lock.Release()
 	return runPlans(cmd, plans, opts, root)
 }
 
@@ -150,35 +163,47 @@ func loadPlans(files []string, quick bool, opts lab.Options) ([]lab.Plan, error)
 }
 
 // optionsFrom checks the shared flags and turns them into lab options.
+// Every problem of the flags is reported at once, as bad input.
 func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
-	if err := checkRunFlags(cmd, f); err != nil {
-		return lab.Options{}, err
+	var problems []string
+	var fatal error // an error that is no bad input (the machine)
+	add := func(err error) {
+		var bad badInputError
+		switch {
+		case err == nil:
+		case errors.As(err, &bad):
+			problems = appendNew(problems, strings.Split(err.Error(), "\n")...)
+		case fatal == nil:
+			fatal = err
+		}
 	}
+	add(checkRunFlags(cmd, f))
 	filter, err := parseCaseFilter(f.cases)
-	if err != nil {
-		return lab.Options{}, badInput(err)
-	}
+	add(badInput(err))
 	ciTarget, err := parsePercent(f.ci)
 	if err != nil {
-		return lab.Options{}, badInputf("--ci: %v", err)
+		add(badInputf("--ci: %v", err))
 	}
 	if f.maxReps < 0 || cmd.Flags().Changed("max-reps") && f.maxReps < 1 {
-		return lab.Options{}, badInputf("--max-reps must be at least 1, got %d", f.maxReps)
+		add(badInputf("--max-reps must be at least 1, got %d", f.maxReps))
 	}
 	if f.parallel < 0 || cmd.Flags().Changed("parallel") && f.parallel < 1 {
-		return lab.Options{}, badInputf("--parallel must be at least 1, got %d", f.parallel)
+		add(badInputf("--parallel must be at least 1, got %d", f.parallel))
 	}
 	urls, err := parseURLs(f.urls)
-	if err != nil {
-		return lab.Options{}, err
-	}
+	add(err)
 	cpus, err := parseCPUs(f.cpus)
-	if err != nil {
-		return lab.Options{}, err
+	add(err)
+	if urls == nil {
+		urls = map[string]string{}
 	}
 	brokerPID, containerPIDs, err := resolveContainers(f.containers, urls, f.brokerPID, processEnv(), dockerPID, netnsInode)
-	if err != nil {
-		return lab.Options{}, err
+	add(err)
+	if fatal != nil {
+		return lab.Options{}, fatal
+	}
+	if len(problems) > 0 {
+		return lab.Options{}, badInput(errors.New(strings.Join(problems, "\n")))
 	}
 	brokers := f.brokers
 	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
@@ -189,6 +214,23 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }
 
+// withFileProblems adds to bad flags the problems of the scenario files
+// (as far as they can be checked without the flags), so that one try
+// shows them all; any other error is returned as it is.
+func withFileProblems(flagErr error, files []string, quick bool) error {
+	var bad badInputError
+	if !errors.As(flagErr, &bad) {
+		return flagErr
+	}
+	problems := strings.Split(flagErr.Error(), "\n")
+	for _, file := range files {
+		if _, err := scenario.Load(file, scenario.Options{Quick: quick}); err != nil {
+			problems = appendNew(problems, strings.Split(err.Error(), "\n")...)
+		}
+	}
+	return badInput(errors.New(strings.Join(problems, "\n")))
+}
+
 // runPlans runs validated plans one after the other and prints a summary
 // of each; the first SIGINT or SIGTERM stops them all. A resumable run
 // (out holds its run.json) logs the part in out's parts.log: started, and
@@ -196,8 +238,15 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
+	return inPart(cmd, out, func() error { return runPlansIn(ctx, cmd, plans, opts, out) })
+}
+
+// inPart runs a part of the run in out (pslab run or pslab capacity, or
+// their --resume) and logs it in out's parts.log: started, and how it
+// ended.
+func inPart(cmd *cobra.Command, out string, run func() error) error {
 	part := beginPart(cmd, out)
-	err := runPlansIn(ctx, cmd, plans, opts, out)
+	err := run()
 	if part != nil {
 		if perr := part.End(exitCodeOf(err)); perr != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", perr)
@@ -219,7 +268,7 @@ func beginPart(cmd *cobra.Command, out string) *results.Part {
 	var u unix.Utsname
 	_ = unix.Uname(&u)
 	about := fmt.Sprintf("%s, %s, %d cores, kernel %s, command: pslab %s",
-		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(os.Args[1:], " "))
+		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(redactedArgs(os.Args[1:]), " "))
 	part, err := results.BeginPart(out, about)
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", err)
@@ -231,22 +280,52 @@ func beginPart(cmd *cobra.Command, out string) *results.Part {
 // runPlansIn is runPlans under a context the caller made interruptible
 // (a command that runs plans in several calls stops at the first signal).
 func runPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
-	failed := 0
-	for _, p := range plans {
-		o := opts
-		o.Out = outDir(out, p.Suite.Name, len(plans) > 1)
-		for _, n := range p.Notes {
-			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) x %s -> %s\n",
-			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), p.RepsText(), o.Out)
-		sum, err := lab.Run(ctx, p, o)
-		if sum != nil && len(sum.Records) > 0 {
+	return runPlansWith(ctx, cmd, plans, opts, out, planOutput{
+		describe: func(p lab.Plan) string { return "x " + p.RepsText() },
+		after: func(p lab.Plan, sum *lab.Summary) error {
+			if len(sum.Records) == 0 {
+				return nil
+			}
 			fmt.Fprintln(cmd.OutOrStdout())
 			fmt.Fprintf(cmd.OutOrStdout(), "suite %s (%s), wall time %s, records in %s\n",
 				p.Suite.Name, p.Suite.File, sum.Wall.Round(time.Second), filepath.Join(sum.Bundle, "records.jsonl"))
 			report.WriteSummary(cmd.OutOrStdout(), sum.Records)
+			return nil
+		},
+	})
+}
+
+// planOutput is what a command says around each plan it runs: what the
+// plan runs, after "N case(s) x N broker(s) x N network(s)", and what it
+// writes once the plan has run (also when it stopped early).
+type planOutput struct {
+	describe func(p lab.Plan) string
+	after    func(p lab.Plan, sum *lab.Summary) error
+}
+
+// runPlansWith runs plans one after the other, each into its bundle
+// under out, with po's output around each.
+func runPlansWith(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string, po planOutput) error {
+	failed := 0
+	for _, p := range plans {
+		o := opts
+		o.Out = outDir(out, p.Suite.Name, len(plans) > 1)
+		lock, err := lockOut(o.Out) // covered when the caller holds out
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+		for _, n := range p.Notes {
+			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) %s -> %s\n",
+			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), po.describe(p), o.Out)
+		sum, err := lab.Run(ctx, p, o)
+		if sum != nil {
 			failed += sum.Failed
+			if aerr := po.after(p, sum); aerr != nil && err == nil {
+				err = aerr
+			}
 		}
 		if ie, ok := interruption(ctx, err); ok {
 			return ie

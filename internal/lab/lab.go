@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
+	"pslab/internal/buildid"
 	"pslab/internal/cpuset"
 	"pslab/internal/driver"
 	"pslab/internal/load"
@@ -81,6 +81,20 @@ type Options struct {
 	// many labs at once (parallel.go); wireline always runs in one. 0:
 	// the suite's `parallel:`, else 1. Run uses the plan's.
 	Parallel int
+	// Policy, when set, decides each row's runs instead of repetitions
+	// (policy.go; pslab capacity); its records carry the latency floor
+	// measured at the run's start (floor).
+	Policy RowPolicy
+	floor  *results.LatencyFloor
+	// QuietWait, when positive, makes each case run on an unshaped path
+	// wait, at most this long, until processes outside the run use less
+	// of the machine than the machine-busy flag allows (quiet.go).
+	QuietWait time.Duration
+	// ForceMixed counts the Finished records of another pslab build or
+	// broker configuration toward their rows (resume --force); otherwise
+	// they are set aside and their rows start over (identity.go).
+	ForceMixed bool
+	aside      []results.Record // finished records set aside: their repetition numbers stay taken
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -137,7 +151,10 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if o.MaxReps > 0 {
 		p.MaxReps = o.MaxReps
 	}
-	if problems := checkNames(s, o, p.Brokers, p.Networks); len(problems) > 0 {
+	problems := checkNames(s, o, p.Brokers, p.Networks)
+	problems = append(problems, p.checkRepsRule(o)...)
+	problems = append(problems, checkURLSchemes(reg, o.URLs)...)
+	if len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	p.Parallel, o.Parallel = s.Parallel, max(o.Parallel, 0)
@@ -200,6 +217,9 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 				p.Notes = append(p.Notes, fmt.Sprintf("network %s skipped: link emulation needs root and network namespaces (%v)", n, err))
 				continue
 			}
+			if err := netem.CheckProfile(prof); err != nil { // as `pslab netem up` refuses it, before anything
+				return p, fmt.Errorf("network %s: %w", n, err)
+			}
 		}
 		nets = append(nets, n)
 	}
@@ -216,7 +236,6 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if len(p.Cases) == 0 {
 		return p, fmt.Errorf("no case of %s matches the --cases filter", s.File)
 	}
-	var problems []string
 	for _, c := range p.Cases {
 		for _, b := range c.Brokers {
 			if _, err := reg.Get(b); err != nil {
@@ -252,6 +271,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if p.Units() == 0 {
 		return p, fmt.Errorf("no case of %s runs on %s (see the cases' brokers:)", s.File, strings.Join(p.Brokers, ", "))
 	}
+	p.Notes = append(p.Notes, p.quickShapedNotes(o.Quick)...)
 	return p, nil
 }
 
@@ -311,12 +331,20 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer bundle.Close()
 	removeLeftovers(log)
+	if o.Policy != nil {
+		o.floor = measureFloor(log)
+	}
+	if o.Finished, o.aside, err = setAsideOtherBuilds(bundle, o, log); err != nil {
+		return nil, err
+	}
 	o.Parallel = p.Parallel // the plan's: the flag over the file's
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
-	lr.pr.labs = p.labsByNetwork(o)
+	lr.pr.labs, lr.pr.quick = p.labsByNetwork(o), o.Quick
+	lr.pr.policy = o.Policy
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
@@ -376,6 +404,10 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		return err
 	}
 	defer stop()
+	sched.onNetwork(nw)
+	if err := lr.setAsideOtherConfigs(sched, bName, nw.profile.Name, s.config); err != nil {
+		return err
+	}
 	if o.WarmupRun {
 		warmUp(ctx, o, s.drv, p, bName, lr.runID)
 	}
@@ -384,7 +416,8 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		if r == nil {
 			break
 		}
-		c, rep := r.c, r.nextRep()
+		c, judge := sched.runFor(r)
+		rep := r.nextRep()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -394,6 +427,9 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		}
 		if rec == nil { // interrupted before anything was measured
 			return context.Cause(ctx)
+		}
+		if judge != nil {
+			judge(rec)
 		}
 		r.add(rec) // first, so that the progress line counts it
 		if err := lr.record(rec, nw.profile.Name); err != nil {
@@ -453,7 +489,8 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		b.Stop(context.Background())
 		return nil, nil, err
 	}
-	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv}
+	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv,
+		config: configOf(b, o.Log)}
 	return s, func() { drv.Close(); b.Stop(context.Background()) }, nil
 }
 
@@ -461,6 +498,9 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 // bundle, adds it to the summary and prints its progress line with the
 // run's ETA.
 func (lr *labRun) record(rec *results.Record, network string) error {
+	if err := lr.bundle.CheckNew(rec); err != nil { // before its histogram overwrites another's
+		return fmt.Errorf("write record: %w", err)
+	}
 	if rec.Result != nil && rec.Result.Histogram != nil {
 		if enc, err := rec.Result.Histogram.Encode(); err == nil {
 			rec.HistFile, _ = lr.bundle.WriteHistogram(histName(rec), enc)
@@ -616,24 +656,16 @@ func newRunID() string {
 		strconv.FormatInt(int64(rand.IntN(36*36*36)), 36))
 }
 
-// Version is pslab's version: the VCS revision it was built from, if known.
-func Version() string {
-	v := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v = s.Value[:12]
-			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				v += "+dirty"
-			}
-		}
-	}
-	return v
-}
+// Version is pslab's build identity, short form (package buildid): the
+// VCS revision it was built from when stamped, else the SHA-256 of its
+// executable; "+dirty" when its source tree is known to have differed.
+func Version() string { return buildid.Current().Short() }
+
+// Build is the long form of Version: revision, tree state, executable hash.
+func Build() string { return buildid.Current().Long() }
 
 func versions(b broker.Broker) results.Versions {
-	return results.Versions{Pslab: Version(), Go: runtime.Version(), Kernel: kernel(), Broker: b.Version()}
+	return results.Versions{Pslab: Version(), PslabBuild: Build(), Go: runtime.Version(), Kernel: kernel(), Broker: b.Version()}
 }
 
 func kernel() string {
