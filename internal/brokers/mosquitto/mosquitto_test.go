@@ -187,6 +187,26 @@ func TestHeldAfterTheSysCountersExpire(t *testing.T) {
 	require.NoError(t, sub.Close())
 }
 
+// TestHeldAfterARestart: pslab's $SYS watch connects again to the
+// restarted broker (whose counters start again) and the next case reads
+// what it holds: the 5 messages owed to an absent durable subscriber.
+func TestHeldAfterARestart(t *testing.T) {
+	m, _, d := startMosquitto(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, m.Kill())
+	require.NoError(t, m.Restart(ctx))
+	c := driver.CaseSpec{Prefix: "pslab-rst", Factors: mqtttest.Case(scenario.Durable, scenario.Persistent, scenario.AckAuto).Factors}
+	require.NoError(t, d.Prepare(ctx, c))
+	sub, err := d.Subscriber(ctx, driver.SubSpec{Case: c, ClientID: "pslab-rst-c0"}, func(driver.Delivery) {})
+	require.NoError(t, err)
+	require.NoError(t, sub.Close())
+	publish(ctx, t, d, c, 5)
+	h, err := d.Held(ctx, c)
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, h.Backlog, h.Source)
+}
+
 // publish sends n messages of case c and closes its publisher.
 func publish(ctx context.Context, t *testing.T, d *mqtt.Driver, c driver.CaseSpec, n int) {
 	t.Helper()

@@ -195,36 +195,43 @@ func (t *sysTree) endUpdateLocked() {
 }
 
 // read waits for the first update Mosquitto begins after the call and
-// returns the counters at its end; it fails after wait.
+// returns the counters at its end; it fails when the watch has no
+// connection within sysReconnect, or the update takes longer than wait.
 func (t *sysTree) read(ctx context.Context, wait time.Duration) (sysReading, error) {
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
 	for {
 		t.mu.Lock()
 		t.mark++
 		mark, newConn, w := t.mark, t.newConn, &sysWaiter{done: make(chan sysReading, 1)}
 		t.waiters[mark] = w
 		t.mu.Unlock()
-		err := t.barrier(wctx, mark)
+		bctx, cancel := context.WithTimeout(ctx, sysReconnect)
+		err := t.barrier(bctx, mark)
+		cancel()
 		if err == nil {
+			timer := time.NewTimer(wait)
 			select {
 			case r := <-w.done:
+				timer.Stop()
 				return r, nil
 			case <-newConn: // the broker restarted or the connection broke: ask again
+				timer.Stop()
 				continue
-			case <-wctx.Done():
-				err = wctx.Err()
+			case <-timer.C:
+				err = fmt.Errorf("no update of %s within %s", sysUptime, wait)
+			case <-ctx.Done():
+				err = ctx.Err()
 			}
 		}
 		t.mu.Lock()
 		delete(t.waiters, mark)
 		t.mu.Unlock()
-		if ctx.Err() != nil {
-			return sysReading{}, ctx.Err()
-		}
-		return sysReading{}, fmt.Errorf("no update of %s within %s: %w", sysUptime, wait, err)
+		return sysReading{}, err
 	}
 }
+
+// sysReconnect bounds the wait for the watch's connection (a restarted
+// broker's start, the reconnection's back-off).
+const sysReconnect = 15 * time.Second
 
 // counter is topic's value in r; seen is false when pslab's watch has not
 // seen it on its connection (unchanged since it subscribed).
