@@ -3,92 +3,114 @@ package mqtt
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"pslab/internal/driver"
 )
 
-// Watch connects to the broker at ep from beside it (ep's admin dialer),
-// subscribes to filters at QoS 0 and returns the last payload of each
-// topic, and how many messages arrived in all. Retained messages come at
-// once; with fresh set, Watch returns once a message on that topic has
-// arrived that is not a retained copy (the broker published it since)
-// and a moment for those published with it, or fails after wait; without,
-// it returns after wait. It is the administration side of brokers that
-// publish their state as topics (Mosquitto's $SYS).
-func Watch(ctx context.Context, ep driver.Endpoint, v Version, filters []string, fresh string, wait time.Duration) (map[string]string, int, error) {
+// Watcher keeps a subscription to the topics a broker publishes its own
+// state on (Mosquitto's $SYS) open for as long as it runs: a connection
+// from beside the broker (ep's admin dialer), subscribed at QoS 0, that
+// reconnects (driver.Link) when it fails (the broker restarted, the
+// connection broke). Every PUBLISH and every PINGRESP of a Barrier reaches
+// on, in the order the broker sent them, on the connection's reader.
+type Watcher struct{ link *client }
+
+// WatchEvent is what a Watcher hands on.
+type WatchEvent struct {
+	// Conn numbers the connection the event came on: 1, then one more at
+	// each reconnection. An event with New opens each connection, before
+	// anything arrives on it: what the broker published before is no
+	// longer known (it may have restarted).
+	Conn uint64
+	New  bool
+	// Topic, Payload and Retained are a PUBLISH (Retained: a retained
+	// copy sent at the subscription, published before it); Topic is ""
+	// for the answer to a Barrier.
+	Topic    string
+	Payload  []byte
+	Retained bool
+	// Mark is the answered Barrier's (0 for a PUBLISH).
+	Mark uint64
+}
+
+// NewWatcher connects to the broker at ep, subscribes to filters and
+// hands every event to on (called on one goroutine at a time, in order).
+// The first connection's errors are returned.
+func NewWatcher(ctx context.Context, ep driver.Endpoint, v Version, filters []string, on func(WatchEvent)) (*Watcher, error) {
 	addr, err := Addr(ep.URL)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if ep.AdminDialer != nil {
 		ep.Dialer = ep.AdminDialer
 	}
-	var mu sync.Mutex
-	last := map[string]string{}
-	n := 0
-	live := make(chan struct{})
-	onPkt := func(_ *conn, p packet) error {
-		if p.typ != pktPublish {
+	w := &Watcher{}
+	var conns atomic.Uint64
+	o := connectOpts{v: v, clean: true, keepAlive: keepAliveFor(ep), stall: stallFor(ep)}
+	dialOne := func(ctx context.Context) (*conn, error) {
+		n := conns.Add(1)
+		o.clientID = "pslab-admin-" + randomID()
+		onPkt := func(_ *conn, p packet) error {
+			if p.typ != pktPublish {
+				return nil
+			}
+			m, err := decodePublish(v, p.flags, p.body)
+			if err != nil {
+				return err
+			}
+			on(WatchEvent{Conn: n, Topic: string(m.topic), Payload: append([]byte(nil), m.payload...), Retained: p.flags&0x01 != 0})
 			return nil
 		}
-		m, err := decodePublish(v, p.flags, p.body)
+		onPing := func(mark uint64) {
+			if mark != 0 { // 0: the keep-alive's own
+				on(WatchEvent{Conn: n, Mark: mark})
+			}
+		}
+		on(WatchEvent{Conn: n, New: true})
+		c, err := dial(ctx, ep, addr, o, onPkt, onPing)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		mu.Lock()
-		last[string(m.topic)] = string(m.payload)
-		n++
-		if fresh != "" && string(m.topic) == fresh && p.flags&0x01 == 0 && live != nil {
-			close(live)
-			live = nil
+		pkt, err := subscribePacket(v, 1, filters, 0)
+		if err == nil {
+			_, err = c.request(ctx, pkt, 1)
 		}
-		mu.Unlock()
-		return nil
-	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	c, err := dial(dctx, ep, addr, connectOpts{v: v, clientID: "pslab-admin-" + randomID(), clean: true}, onPkt, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer c.CloseBy(time.Now().Add(5 * time.Second))
-	pkt, err := subscribePacket(v, 1, filters, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	if _, err := c.request(dctx, pkt, 1); err != nil {
-		return nil, 0, fmt.Errorf("SUBSCRIBE %v: %w", filters, err)
-	}
-	mu.Lock()
-	ch := live
-	mu.Unlock()
-	if fresh == "" {
-		ch = nil
-	}
-	select {
-	case <-ch:
-		time.Sleep(100 * time.Millisecond) // the rest of that update
-	case <-time.After(wait):
-		if fresh != "" {
-			return nil, 0, fmt.Errorf("no update of %s within %s", fresh, wait)
+		if err != nil {
+			c.Abort()
+			return nil, fmt.Errorf("SUBSCRIBE %v: %w", filters, err)
 		}
-	case <-c.done:
-		return nil, 0, c.Failure()
-	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+		return c, nil
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	out := make(map[string]string, len(last))
-	for k, v := range last {
-		out[k] = v
+	if w.link, err = driver.NewLink(ctx, dialOne, 10*time.Second+o.stall, errClientClosed); err != nil {
+		return nil, err
 	}
-	return out, n, nil
+	return w, nil
 }
+
+// Barrier sends a PINGREQ marked mark (not 0; the caller's to choose) on
+// the current connection, waiting while it is down: the WatchEvent with
+// that mark comes after every PUBLISH the broker sent before it handled
+// the PINGREQ, so what arrives after it was published after Barrier was
+// called. The mark never comes when the connection fails first (a new
+// one opens with New).
+func (w *Watcher) Barrier(ctx context.Context, mark uint64) error {
+	if mark == 0 {
+		return errors.New("mqtt: barrier mark 0 is the keep-alive's")
+	}
+	c, err := w.link.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	return c.ping(mark)
+}
+
+// Close ends the subscription.
+func (w *Watcher) Close() error { return w.link.Close(5*time.Second, nil) }
 
 // Probe tells over a fresh connection c whether an MQTT broker lets a
 // client in without credentials (a broker.AccessProbe): a CONNECT (3.1.1,

@@ -3,7 +3,6 @@ package mosquitto
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,54 +26,40 @@ func (m *Mosquitto) forget() {
 	}
 }
 
-// $SYS topics the administration reads.
-const (
-	sysUptime   = "$SYS/broker/uptime" // published at every update
-	sysStored   = "$SYS/broker/store/messages/count"
-	sysRetained = "$SYS/broker/retained messages/count"
-	sysSent     = "$SYS/broker/publish/messages/sent"
-	sysDropped  = "$SYS/broker/publish/messages/dropped"
-)
-
-var sysTopics = []string{sysUptime, sysStored, sysRetained, sysSent, sysDropped}
-
-// sysCounts is one reading of $SYS.
-type sysCounts struct {
-	stored, retained, sent, dropped int64
-	admin                           int // $SYS messages the reading itself received
-}
-
 // admin is Mosquitto's part of a case (mqtt.Admin): the persistence of
 // each case (a broker pslab started), and what it holds after the drain,
-// from $SYS.
+// from $SYS (sysTree: the broker's watch, which pslab opens when it
+// starts the broker, and this admin at its first reading otherwise).
 type admin struct {
 	m  *Mosquitto // nil for a Mosquitto pslab did not start
 	ep driver.Endpoint
 	v  mqtt.Version
 
 	mu   sync.Mutex
-	base map[string]sysCounts // by case prefix, read by Prepare
+	sys  *sysTree              // from the first reading to Close
+	base map[string]sysReading // by case prefix, read by Prepare
 }
 
 // read waits for Mosquitto's next $SYS update (every sys_interval, which
-// Mosquitto counts strictly: every 2 s with 1) and reads the counts.
-func (a *admin) read(ctx context.Context) (sysCounts, error) {
+// Mosquitto counts strictly: every 2 s with 1) and returns its counters.
+func (a *admin) read(ctx context.Context) (sysReading, error) {
 	const wait = 3*sysInterval*time.Second + time.Second
-	vals, n, err := mqtt.Watch(ctx, a.ep, a.v, sysTopics, sysUptime, wait)
+	a.mu.Lock()
+	if a.sys == nil {
+		t, err := openSysTree(ctx, a.ep)
+		if err != nil {
+			a.mu.Unlock()
+			return sysReading{}, err
+		}
+		a.sys = t
+	}
+	t := a.sys
+	a.mu.Unlock()
+	r, err := t.read(ctx, wait)
 	if err != nil {
-		return sysCounts{}, fmt.Errorf("mosquitto $SYS: %w", err)
+		return r, fmt.Errorf("mosquitto $SYS: %w", err)
 	}
-	c := sysCounts{admin: n}
-	for topic, dst := range map[string]*int64{sysStored: &c.stored, sysRetained: &c.retained, sysSent: &c.sent, sysDropped: &c.dropped} {
-		s, ok := vals[topic]
-		if !ok {
-			return c, fmt.Errorf("mosquitto $SYS: no %s", topic)
-		}
-		if *dst, err = strconv.ParseInt(strings.TrimSpace(s), 10, 64); err != nil {
-			return c, fmt.Errorf("mosquitto $SYS: %s = %q: %w", topic, s, err)
-		}
-	}
-	return c, nil
+	return r, nil
 }
 
 // Prepare implements mqtt.Admin: persistence on for a persistent case (QoS
@@ -87,15 +72,15 @@ func (a *admin) Prepare(ctx context.Context, c driver.CaseSpec) error {
 	}
 	// An update after the purge: what the previous case left is counted
 	// in the baseline, not in this case.
-	counts, err := a.read(ctx)
+	r, err := a.read(ctx)
 	if err != nil {
 		return err
 	}
 	a.mu.Lock()
 	if a.base == nil {
-		a.base = map[string]sysCounts{}
+		a.base = map[string]sysReading{}
 	}
-	a.base[c.Prefix] = counts
+	a.base[c.Prefix] = r
 	a.mu.Unlock()
 	return nil
 }
@@ -105,13 +90,16 @@ func (a *admin) Prepare(ctx context.Context, c driver.CaseSpec) error {
 // 1/2 message queued for a subscriber or awaiting its PUBACK, and QoS 0
 // messages queued for an absent session. A message in the store is due
 // to at least one subscriber and at most to all of its topic's: backlog
-// is that count times the case's largest fan-out (exact for one
-// subscriber per message; an upper bound beyond). QoS 0 messages leave
-// the store when Mosquitto queues their packet, so for them what it sent
-// ($SYS publish/messages/sent, since the case began) less what the case's
+// is that count's change over the case times the case's largest fan-out
+// (exact for one subscriber per message; an upper bound beyond). QoS 0
+// messages leave the store when Mosquitto queues their packet, so for
+// them what it sent ($SYS publish/messages/sent, since the case began,
+// less its $SYS deliveries to pslab's own watch) less what the case's
 // subscribers read is on its way (Mosquitto's packet queue, the sockets,
 // the link) and counts too. The reading waits for Mosquitto's next $SYS
-// update after the drain.
+// update after the drain. A counter whose change is not known (see
+// change) is an error, except for QoS 0's on their way and the drops,
+// which Source then says are not known.
 func (a *admin) Held(ctx context.Context, c driver.CaseSpec, st mqtt.CaseState) (driver.Held, error) {
 	now, err := a.read(ctx)
 	if err != nil {
@@ -121,7 +109,19 @@ func (a *admin) Held(ctx context.Context, c driver.CaseSpec, st mqtt.CaseState) 
 	base, ok := a.base[c.Prefix]
 	delete(a.base, c.Prefix)
 	a.mu.Unlock()
-	stored := max(now.stored-now.retained-max(base.stored-base.retained, 0), 0)
+	if !ok {
+		// No reading from the case's start: all the store holds.
+		base = sysReading{conn: now.conn, vals: map[string]string{sysStored: "0", sysRetained: "0"}}
+	}
+	dStored, err := change(base, now, sysStored, false)
+	if err != nil {
+		return driver.Held{}, fmt.Errorf("mosquitto $SYS: %w", err)
+	}
+	dRetained, err := change(base, now, sysRetained, false)
+	if err != nil {
+		return driver.Held{}, fmt.Errorf("mosquitto $SYS: %w", err)
+	}
+	stored := max(dStored-dRetained, 0)
 	fan := int64(max(st.MaxFanout, 1))
 	h := driver.Held{Backlog: stored * fan}
 	src := fmt.Sprintf("mosquitto $SYS: %d messages in its store (retained apart)", stored)
@@ -132,14 +132,21 @@ func (a *admin) Held(ctx context.Context, c driver.CaseSpec, st mqtt.CaseState) 
 		if !ok {
 			return h, fmt.Errorf("mosquitto $SYS: no reading from the start of case %s", c.Prefix)
 		}
-		sent := now.sent - base.sent - int64(base.admin+now.admin)
-		onWay := max(sent-st.Parsed, 0)
-		h.Backlog += onWay
-		h.InSockets, h.Queued, h.Parsed = onWay, sent, st.Parsed
-		src += fmt.Sprintf("; QoS 0: %d PUBLISH sent to subscribers since the case began (publish/messages/sent), %d read by them: %d on their way", sent, st.Parsed, onWay)
+		if dSent, err := change(base, now, sysSent, true); err != nil {
+			src += fmt.Sprintf("; QoS 0: what it sent to subscribers since the case began is not known (%v), so none is counted on its way", err)
+		} else {
+			sent := max(dSent-(now.sentAdmin-base.sentAdmin), 0)
+			onWay := max(sent-st.Parsed, 0)
+			h.Backlog += onWay
+			h.InSockets, h.Queued, h.Parsed = onWay, sent, st.Parsed
+			src += fmt.Sprintf("; QoS 0: %d PUBLISH sent to subscribers since the case began (publish/messages/sent, less its $SYS to pslab), %d read by them: %d on their way", sent, st.Parsed, onWay)
+		}
 	}
 	if ok {
-		if d := now.dropped - base.dropped; d > 0 {
+		switch d, err := change(base, now, sysDropped, true); {
+		case err != nil:
+			src += fmt.Sprintf("; the publishes Mosquitto dropped (queue limits) during the case are not known: %v", err)
+		case d > 0:
 			src += fmt.Sprintf("; Mosquitto dropped %d publishes (publish/messages/dropped: queue limits), lost", d)
 		}
 	}
@@ -151,8 +158,18 @@ func (a *admin) Held(ctx context.Context, c driver.CaseSpec, st mqtt.CaseState) 
 // its sessions (the driver ends those) and their queued messages.
 func (a *admin) Purge(context.Context, string) error { return nil }
 
-// Close implements mqtt.Admin: it holds no connection.
-func (a *admin) Close() error { return nil }
+// Close implements mqtt.Admin: it lets go of the broker's $SYS watch
+// (which a Mosquitto pslab started keeps until it stops).
+func (a *admin) Close() error {
+	a.mu.Lock()
+	t := a.sys
+	a.sys = nil
+	a.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	return t.release()
+}
 
 // persistenceText is the mechanism's persistence of a Mosquitto pslab
 // starts (started) or of one it reaches by URL.

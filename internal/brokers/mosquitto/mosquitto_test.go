@@ -143,6 +143,82 @@ func TestHeldCountsWhatAnAbsentDurableSubscriberIsOwed(t *testing.T) {
 	assert.Zero(t, h.Backlog, "purged: %s", h.Source)
 }
 
+// TestHeldAfterTheSysCountersExpire: Mosquitto 2.0.11 publishes each
+// $SYS counter only when it changes, retained with a 60 s message expiry
+// (src/sys_tree.c, sys_tree__update; fixed in 2.0.16), so a counter that
+// stays put (publish/messages/dropped at 0) is gone from the broker a
+// minute after it starts. Past that minute pslab still reads what the
+// broker holds, with the counts right: the 23 messages owed to an absent
+// durable QoS 1 subscriber; and for a QoS 0 case its subscriber read
+// whole, exactly the 17 PUBLISH Mosquitto sent it (its own $SYS
+// deliveries to pslab's watch taken out) and none on their way.
+func TestHeldAfterTheSysCountersExpire(t *testing.T) {
+	_, _, d := startMosquitto(t)
+	const expiry = 65 * time.Second // Mosquitto's 60 s, and a margin
+	t.Logf("waiting %s: past the expiry of the $SYS counters Mosquitto published at its start", expiry)
+	time.Sleep(expiry)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	durable := driver.CaseSpec{Prefix: "pslab-exp-d", Factors: mqtttest.Case(scenario.Durable, scenario.Persistent, scenario.AckAuto).Factors}
+	require.NoError(t, d.Prepare(ctx, durable))
+	spec := driver.SubSpec{Case: durable, ClientID: "pslab-exp-d-c0"}
+	sub, err := d.Subscriber(ctx, spec, func(driver.Delivery) {})
+	require.NoError(t, err)
+	require.NoError(t, sub.Close())
+	publish(ctx, t, d, durable, 23)
+	h, err := d.Held(ctx, durable)
+	require.NoError(t, err)
+	assert.EqualValues(t, 23, h.Backlog, h.Source)
+	require.NoError(t, d.Purge(ctx, durable.Prefix))
+
+	qos0 := driver.CaseSpec{Prefix: "pslab-exp-n", Factors: mqtttest.Case(scenario.NonDurable, scenario.NonPersistent, scenario.AckAuto).Factors}
+	require.NoError(t, d.Prepare(ctx, qos0))
+	var got atomic.Int64
+	sub, err = d.Subscriber(ctx, driver.SubSpec{Case: qos0}, func(driver.Delivery) { got.Add(1) })
+	require.NoError(t, err)
+	publish(ctx, t, d, qos0, 17)
+	require.Eventually(t, func() bool { return got.Load() == 17 }, 10*time.Second, 10*time.Millisecond, "QoS 0 on loopback: every message")
+	h, err = d.Held(ctx, qos0)
+	require.NoError(t, err)
+	assert.EqualValues(t, 17, h.Queued, "PUBLISH sent to the case's subscriber: %s", h.Source)
+	assert.EqualValues(t, 17, h.Parsed, h.Source)
+	assert.Zero(t, h.Backlog, h.Source)
+	require.NoError(t, sub.Close())
+}
+
+// TestHeldAfterARestart: pslab's $SYS watch connects again to the
+// restarted broker (whose counters start again) and the next case reads
+// what it holds: the 5 messages owed to an absent durable subscriber.
+func TestHeldAfterARestart(t *testing.T) {
+	m, _, d := startMosquitto(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, m.Kill())
+	require.NoError(t, m.Restart(ctx))
+	c := driver.CaseSpec{Prefix: "pslab-rst", Factors: mqtttest.Case(scenario.Durable, scenario.Persistent, scenario.AckAuto).Factors}
+	require.NoError(t, d.Prepare(ctx, c))
+	sub, err := d.Subscriber(ctx, driver.SubSpec{Case: c, ClientID: "pslab-rst-c0"}, func(driver.Delivery) {})
+	require.NoError(t, err)
+	require.NoError(t, sub.Close())
+	publish(ctx, t, d, c, 5)
+	h, err := d.Held(ctx, c)
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, h.Backlog, h.Source)
+}
+
+// publish sends n messages of case c and closes its publisher.
+func publish(ctx context.Context, t *testing.T, d *mqtt.Driver, c driver.CaseSpec, n int) {
+	t.Helper()
+	pub, err := d.Publisher(ctx, driver.PubSpec{Case: c})
+	require.NoError(t, err)
+	for i := 0; i < n; i++ {
+		require.NoError(t, pub.Publish(ctx, driver.Message{Body: []byte(fmt.Sprint(i)), Sel: -1}))
+	}
+	require.NoError(t, pub.Flush(ctx))
+	require.NoError(t, pub.Close())
+}
+
 // TestStopRemovesTheRunDirectory and leftovers of a dead owner are removed.
 func TestStopAndLeftovers(t *testing.T) {
 	m, _, _ := startMosquitto(t)

@@ -50,6 +50,7 @@ type Mosquitto struct {
 	password    string
 	persistence bool // as the running configuration has it
 	version     string
+	sys         *sysTree // its $SYS watch, from Start to Stop (none when Detached)
 }
 
 // Binary is the Mosquitto executable pslab runs (Debian's package puts it
@@ -169,7 +170,20 @@ func (m *Mosquitto) Start(ctx context.Context, h broker.Host) (driver.Endpoint, 
 		return driver.Endpoint{}, err
 	}
 	m.noteRunning()
-	return m.endpoint(), nil
+	ep := m.endpoint()
+	if !m.cfg.Detached {
+		// Watched from the start: Mosquitto 2.0.11 publishes its $SYS
+		// counters at start-up, then only as they change (sysTree).
+		t, err := openSysTree(ctx, ep)
+		if err != nil {
+			_ = m.Stop(context.Background())
+			return driver.Endpoint{}, err
+		}
+		m.mu.Lock()
+		m.sys = t
+		m.mu.Unlock()
+	}
+	return ep, nil
 }
 
 func (m *Mosquitto) endpoint() driver.Endpoint {
@@ -248,6 +262,10 @@ func (m *Mosquitto) Stop(ctx context.Context) error {
 	m.forget()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.sys != nil {
+		_ = m.sys.release()
+		m.sys = nil
+	}
 	var err error
 	if m.proc != nil {
 		err = m.proc.Stop(ctx, 10*time.Second)
