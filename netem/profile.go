@@ -40,6 +40,56 @@ type Profile struct {
 	// QueueMs is the router's queue as time at the profile's rate: it bounds
 	// the queueing delay a full queue adds. 0 means DefaultQueueMs.
 	QueueMs float64 `json:"queue_ms,omitempty"`
+
+	// The fields below are the relay backend's (relay.go, docs/netem.md);
+	// every one is omitted from JSON when not set, so records of profiles
+	// without them read and write as before.
+
+	// Backend: "" or "auto" (the kernel for rate and independent loss
+	// alone, the relay for anything else), "relay", "netem", "tbf+nftables".
+	Backend string `json:"backend,omitempty"`
+	// JitterDist: "uniform" (default: delay +- jitter) or "normal" (jitter
+	// is the standard deviation). Reorder lets a packet with a shorter
+	// delay overtake an earlier one; by default the link keeps its order.
+	JitterDist string `json:"jitter_dist,omitempty"`
+	Reorder    bool   `json:"reorder,omitempty"`
+	// Gilbert-Elliott loss, percent per packet (per frame attempt under
+	// the 802.11 model): good->bad, bad->good, loss in good, loss in bad.
+	GEPPct        float64 `json:"ge_p_pct,omitempty"`
+	GERPct        float64 `json:"ge_r_pct,omitempty"`
+	GELossGoodPct float64 `json:"ge_loss_good_pct,omitempty"`
+	GELossBadPct  float64 `json:"ge_loss_bad_pct,omitempty"`
+	// QueuePackets / QueueBytes: the queue limit in packets or bytes
+	// (drop-tail), instead of QueueMs.
+	QueuePackets float64 `json:"queue_packets,omitempty"`
+	QueueBytes   float64 `json:"queue_bytes,omitempty"`
+	// TraceUp / TraceDown: Mahimahi traces (to-broker, to-client), as
+	// written in the profile: relative to the profile's file.
+	TraceUp   string `json:"trace_up,omitempty"`
+	TraceDown string `json:"trace_down,omitempty"`
+	// Outages: on for OutageOnMs, off for OutageOffMs, repeating; with
+	// OutageRandom the times are exponential with those means.
+	OutageOnMs   float64 `json:"outage_on_ms,omitempty"`
+	OutageOffMs  float64 `json:"outage_off_ms,omitempty"`
+	OutageRandom bool    `json:"outage_random,omitempty"`
+	// The 802.11 model (model_wifi.go): PHY rate, ACK (basic) rate, slot,
+	// SIFS, PLCP preamble+header, contention windows, retry limit
+	// (attempts at most), MAC overhead per frame.
+	WifiPhyKbit    float64 `json:"wifi_phy_kbit,omitempty"`
+	WifiAckKbit    float64 `json:"wifi_ack_kbit,omitempty"`
+	WifiSlotUs     float64 `json:"wifi_slot_us,omitempty"`
+	WifiSifsUs     float64 `json:"wifi_sifs_us,omitempty"`
+	WifiPreambleUs float64 `json:"wifi_preamble_us,omitempty"`
+	WifiCWMin      float64 `json:"wifi_cw_min,omitempty"`
+	WifiCWMax      float64 `json:"wifi_cw_max,omitempty"`
+	WifiRetryLimit float64 `json:"wifi_retry_limit,omitempty"`
+	WifiMACBytes   float64 `json:"wifi_mac_bytes,omitempty"`
+	// Seed of the relay's random models (0 is a seed too).
+	Seed float64 `json:"seed,omitempty"`
+
+	// traceDir is where TraceUp and TraceDown are found: the profile
+	// file's directory, or embedDir for built-in profiles.
+	traceDir string
 }
 
 // ErrUnknownProfile is returned (wrapped) by LoadProfile for a name that is
@@ -75,7 +125,7 @@ func LoadProfile(nameOrPath string) (Profile, error) {
 	if isBuiltinName(nameOrPath) {
 		data, err := builtinFS.ReadFile("profiles/" + nameOrPath + ".yaml")
 		if err == nil {
-			return parseProfile("profiles/"+nameOrPath+".yaml", data, nameOrPath)
+			return parseProfile("profiles/"+nameOrPath+".yaml", data, nameOrPath, embedDir)
 		}
 	}
 	data, err := os.ReadFile(nameOrPath)
@@ -87,7 +137,7 @@ func LoadProfile(nameOrPath string) (Profile, error) {
 		return Profile{}, fmt.Errorf("%w: %v", ErrBadProfile, err)
 	}
 	base := strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
-	return parseProfile(nameOrPath, data, base)
+	return parseProfile(nameOrPath, data, base, filepath.Dir(nameOrPath))
 }
 
 func isBuiltinName(s string) bool {
@@ -97,7 +147,8 @@ func isBuiltinName(s string) bool {
 // Shaped reports whether the profile changes the link at all (wireline is
 // not shaped).
 func (p Profile) Shaped() bool {
-	return p.RateKbit > 0 || p.LossPct > 0 || p.DelayMs > 0 || p.JitterMs > 0 || p.DuplicatePct > 0
+	return p.RateKbit > 0 || p.LossPct > 0 || p.DelayMs > 0 || p.JitterMs > 0 || p.DuplicatePct > 0 ||
+		p.hasGE() || p.TraceUp != "" || p.OutageOffMs > 0 || p.WifiPhyKbit > 0
 }
 
 // NeedsNetem lists the impairments only the netem qdisc can do (empty if the
@@ -116,7 +167,7 @@ func (p Profile) NeedsNetem() []string {
 	if p.LossCorrelationPct > 0 {
 		need = append(need, fmt.Sprintf("loss_correlation_pct=%g", p.LossCorrelationPct))
 	}
-	return need
+	return append(need, p.RelayOnly()...)
 }
 
 // sameLink reports whether p and q put the same impairments on the link
@@ -167,10 +218,11 @@ func (p Profile) String() string {
 
 // field describes one YAML key of a profile.
 type field struct {
-	key   string
-	set   func(p *Profile, v any)
-	check func(p Profile) error
-	str   bool // value is a string
+	key     string
+	set     func(p *Profile, v any)
+	check   func(p Profile) error
+	str     bool // value is a string
+	boolean bool // value is true or false
 }
 
 func pctCheck(get func(Profile) float64) func(Profile) error {

@@ -10,7 +10,7 @@ import (
 
 // parseProfile decodes one profile document, reporting file:line for every
 // problem. defaultName is used when the file has no name key.
-func parseProfile(file string, data []byte, defaultName string) (Profile, error) {
+func parseProfile(file string, data []byte, defaultName, traceDir string) (Profile, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return Profile{}, fmt.Errorf("%w: %s: %v", ErrBadProfile, file, err)
@@ -22,7 +22,7 @@ func parseProfile(file string, data []byte, defaultName string) (Profile, error)
 	if root.Kind != yaml.MappingNode {
 		return Profile{}, posErr(file, root, "a profile must be a mapping of keys to values")
 	}
-	p := Profile{Duplex: DuplexFull}
+	p := Profile{Duplex: DuplexFull, traceDir: traceDir}
 	line := map[string]int{}
 	var errs []error // every problem of the file, each with its line
 	refused := map[string]bool{}
@@ -38,7 +38,7 @@ func parseProfile(file string, data []byte, defaultName string) (Profile, error)
 			continue
 		}
 		line[k.Value] = k.Line
-		val, err := scalar(v, f.str)
+		val, err := scalar(v, f.str, f.boolean)
 		if err != nil {
 			errs = append(errs, posErr(file, v, "%s: %v", k.Value, err))
 			refused[k.Value] = true
@@ -48,6 +48,9 @@ func parseProfile(file string, data []byte, defaultName string) (Profile, error)
 	}
 	if p.Name == "" {
 		p.Name = defaultName
+	}
+	if _, given := line["ge_loss_bad_pct"]; !given && p.hasGE() {
+		p.GELossBadPct = 100 // Gilbert's: the bad state loses every packet
 	}
 	for _, f := range profileFields {
 		if refused[f.key] {
@@ -61,6 +64,12 @@ func parseProfile(file string, data []byte, defaultName string) (Profile, error)
 			errs = append(errs, posErr(file, n, "%s: %v", f.key, err))
 		}
 	}
+	if len(errs) == 0 {
+		errs = p.checkTraces(file, line)
+	}
+	if p.TraceUp == "" && p.TraceDown == "" {
+		p.traceDir = "" // only traces are read from there
+	}
 	if len(errs) > 0 {
 		return Profile{}, errors.Join(errs...)
 	}
@@ -68,9 +77,15 @@ func parseProfile(file string, data []byte, defaultName string) (Profile, error)
 }
 
 // scalar decodes a string or a number node.
-func scalar(n *yaml.Node, wantString bool) (any, error) {
+func scalar(n *yaml.Node, wantString, wantBool bool) (any, error) {
 	if n.Kind != yaml.ScalarNode {
 		return nil, fmt.Errorf("want a single value, got a %s", kindName(n.Kind))
+	}
+	if wantBool {
+		if n.Tag != "!!bool" {
+			return nil, fmt.Errorf("want true or false, got %q", n.Value)
+		}
+		return strconv.ParseBool(n.Value)
 	}
 	if wantString {
 		if n.Tag != "!!str" {
