@@ -29,8 +29,10 @@ type Options struct {
 	// <prefix>-rtr, <prefix>-brk, interfaces <prefix>-c0 and so on, the nft
 	// table <prefix>. Default "pslab"; at most 10 characters [a-z0-9].
 	Prefix string
-	// Backend forces a backend for shaped profiles; empty means auto: netem
-	// where the kernel has it, tbf+nftables otherwise.
+	// Backend forces a backend for shaped profiles; empty means the
+	// profile's own backend key, and by default auto: for rate and
+	// independent loss alone netem where the kernel has it, tbf+nftables
+	// otherwise; for anything else the relay (see chooseBackend).
 	Backend Backend
 	// BrokerPID, when not 0, puts the broker side of the link into the
 	// network namespace of that process (/proc/PID/ns/net; for a Docker
@@ -46,6 +48,10 @@ type Options struct {
 	// the clients' packets to those addresses and only to those (see
 	// remote.go). Not with BrokerPID.
 	Remote []netip.Addr
+	// DetachedRelay: a relay started by Apply outlives this process (pslab
+	// netem up); by default it ends when this process does, however it
+	// ends. Down and Cleanup end it either way.
+	DetachedRelay bool
 }
 
 // Addresses inside the lab's own namespaces (never routed anywhere else:
@@ -100,7 +106,8 @@ type Lab struct {
 	lock    *os.File // held from Up to Down (see lock.go)
 	applied *Profile
 	backend Backend
-	netemOK *bool // cached result of probing the kernel for sch_netem
+	netemOK *bool      // cached result of probing the kernel for sch_netem
+	relay   *relayProc // the relay this Lab started (relay backend)
 }
 
 // New makes a Lab; nothing happens on the system until Up. Bad options
@@ -121,8 +128,8 @@ func CheckOptions(o Options) error {
 	if _, err := namesFor(o.Prefix); err != nil {
 		return err
 	}
-	if o.Backend != "" && o.Backend != BackendNetem && o.Backend != BackendTBFNft {
-		return fmt.Errorf("netem: unknown backend %q (want %q or %q)", o.Backend, BackendNetem, BackendTBFNft)
+	if o.Backend != "" && o.Backend != BackendNetem && o.Backend != BackendTBFNft && o.Backend != BackendRelay {
+		return fmt.Errorf("netem: unknown backend %q (want %q, %q or %q)", o.Backend, BackendRelay, BackendNetem, BackendTBFNft)
 	}
 	if o.BrokerPID != 0 && len(o.Remote) > 0 {
 		return fmt.Errorf("netem: %w: a broker side in pid %d's namespace and brokers on other hosts at once", ErrBadRemote, o.BrokerPID)

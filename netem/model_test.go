@@ -35,7 +35,7 @@ func lossShare(f []bool) float64 {
 
 func TestGilbertElliottRunsMatchTheConfiguredBurst(t *testing.T) {
 	for _, g := range []GEParams{
-		{P: 0.01, R: 0.3, LossGood: 0, LossBad: 1},       // Gilbert: runs geometric, mean 1/R
+		{P: 0.01, R: 0.3, LossGood: 0, LossBad: 1},        // Gilbert: runs geometric, mean 1/R
 		{P: 0.005, R: 0.1, LossGood: 0.001, LossBad: 0.6}, // Elliott: losses in both states
 		{P: 0.02, R: 0.5, LossGood: 0, LossBad: 0.8},
 	} {

@@ -100,8 +100,9 @@ func (l *Lab) Down() error {
 		_, err := Cleanup(l.n.Prefix)
 		return err
 	}
-	_, err := cleanup(l.n)
-	if err == nil {
+	err := l.stopRelay()
+	_, cerr := cleanup(l.n)
+	if err = errors.Join(err, cerr); err == nil {
 		l.unlock()
 	}
 	return err
@@ -154,10 +155,12 @@ func Cleanup(prefix string) (removed []string, err error) {
 // cleanup removes the lab's veth end from a recorded foreign broker
 // namespace, then the lab's own namespaces, without asking who holds them.
 func cleanup(n names) (removed []string, err error) {
-	removed, uerr := cleanupUplink(n)
+	relays, rerr := killRelays(n.Prefix)
+	uremoved, uerr := cleanupUplink(n)
+	removed = append(relays, uremoved...)
 	fremoved, ferr := cleanupForeign(n)
 	removed = append(removed, fremoved...)
-	errs := []error{uerr, ferr}
+	errs := []error{rerr, uerr, ferr}
 	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
 		if !namedNSExists(ns) {
 			continue

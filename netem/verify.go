@@ -134,7 +134,7 @@ func (l *Lab) waitIdle(ctx context.Context, p Profile) {
 	deadline := time.Now().Add(time.Duration(p.EffectiveQueueMs()*float64(time.Millisecond)) + time.Second)
 	for time.Now().Before(deadline) {
 		c, err := l.Counters()
-		if err != nil || c.ToBroker.Qdisc.Backlog+c.ToClient.Qdisc.Backlog+c.Shared.Backlog == 0 {
+		if err != nil || c.Backlog() == 0 {
 			return
 		}
 		select {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pslab/internal/broker"
+	"pslab/netem"
 	_ "pslab/internal/brokers/all" // every broker, registered
 )
 
@@ -54,6 +55,7 @@ wireless link, and records throughput, latency and delivery counts per case.`,
 }
 
 func main() {
+	netem.RunRelayIfRequested() // the relay backend is this binary, started again
 	broker.RunChildIfRequested()
 	os.Exit(execute(os.Args[1:]))
 }

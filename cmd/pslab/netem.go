@@ -26,6 +26,8 @@ type netemFlags struct {
 	asJSON   bool
 	// brokerPID puts the broker side into that process's network namespace.
 	brokerPID int
+	// detached: a relay backend outlives the command (netem up).
+	detached bool
 }
 
 func newNetemCmd() *cobra.Command {
@@ -55,7 +57,7 @@ Profiles: ` + strings.Join(netem.BuiltinProfiles(), ", ") + `, or a YAML file
 	}
 	cmd.PersistentFlags().StringVar(&f.prefix, "lab", "pslab", "name of the lab: prefix of its namespaces, interfaces and nft table (as pslab run --lab)")
 	addDeprecatedAlias(cmd.PersistentFlags(), "prefix", "lab")
-	cmd.PersistentFlags().StringVar(&f.backend, "backend", "auto", "auto, netem or tbf+nftables")
+	cmd.PersistentFlags().StringVar(&f.backend, "backend", "auto", "auto, relay, netem or tbf+nftables (auto: the profile's backend key, else see docs/netem.md)")
 
 	up := &cobra.Command{
 		Use:   "up PROFILE",
@@ -134,12 +136,12 @@ func newLab(f netemFlags) (*netem.Lab, error) {
 	var b netem.Backend
 	switch f.backend {
 	case "auto", "":
-	case string(netem.BackendNetem), string(netem.BackendTBFNft):
+	case string(netem.BackendNetem), string(netem.BackendTBFNft), string(netem.BackendRelay):
 		b = netem.Backend(f.backend)
 	default:
-		return nil, badInputf("--backend %q: want auto, netem or tbf+nftables", f.backend)
+		return nil, badInputf("--backend %q: want auto, relay, netem or tbf+nftables", f.backend)
 	}
-	o := netem.Options{Prefix: f.prefix, Backend: b, BrokerPID: f.brokerPID}
+	o := netem.Options{Prefix: f.prefix, Backend: b, BrokerPID: f.brokerPID, DetachedRelay: f.detached}
 	if err := netem.CheckOptions(o); err != nil {
 		if errors.Is(err, netem.ErrBadBrokerPID) {
 			err = fmt.Errorf("--broker-pid: %w", err)
@@ -187,6 +189,7 @@ func bringUp(ctx context.Context, l *netem.Lab, p netem.Profile) (netem.Backend,
 }
 
 func netemUp(c *cobra.Command, f netemFlags, name string) error {
+	f.detached = true // a relay stays up with the lab, until netem down
 	p, err := loadProfile(name)
 	if err != nil {
 		return err

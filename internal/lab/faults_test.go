@@ -16,7 +16,10 @@ import (
 	"pslab/netem"
 )
 
-func TestMain(m *testing.M) { broker.RunTests(m) }
+func TestMain(m *testing.M) {
+	netem.RunRelayIfRequested()
+	broker.RunTests(m)
+}
 
 // runFaultCases runs cases of scenarios/faults.yaml (quick) on one broker
 // over the emulated wifi link (wireline on loopback without root, where

@@ -282,7 +282,7 @@ func (nw *network) waitIdle(ctx context.Context) (time.Duration, bool) {
 			return time.Since(start), false
 		}
 		moved := c.ToBroker.TxPackets + c.ToClient.TxPackets
-		backlog := c.ToBroker.Qdisc.Backlog + c.ToClient.Qdisc.Backlog + c.Shared.Backlog
+		backlog := c.Backlog() // every queue of every backend, the relay's too
 		switch {
 		case backlog > 0 || moved != last:
 			quietSince = time.Time{}
