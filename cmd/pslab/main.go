@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"pslab/internal/broker"
-	"pslab/netem"
 	_ "pslab/internal/brokers/all" // every broker, registered
+	"pslab/netem"
 )
 
 // Exit codes.
