@@ -182,8 +182,8 @@ func newEngine(p Profile, up, down *Trace, t0 int64) *engine {
 		dupRng:   rand.New(rand.NewPCG(seed, 7)),
 		faultRng: rand.New(rand.NewPCG(seed, 8)),
 	}
-	limPkts, limB := p.queueLimits()
 	for d := range e.dirs {
+		limPkts, limB := p.queueLimits(dirNames[d])
 		e.dirs[d] = engineDir{
 			limitPkts: limPkts, limitB: limB,
 			loss:  newLossModel(p, seed, uint64(1+d)),
@@ -207,7 +207,7 @@ func newEngine(p Profile, up, down *Trace, t0 int64) *engine {
 		e.servers = []*server{{dirs: []int{dirToBroker, dirToClient}, rateBps: p.RateKbit * 1000 / 8}}
 	default:
 		for d := range e.dirs {
-			e.servers = append(e.servers, &server{dirs: []int{d}, rateBps: p.RateKbit * 1000 / 8})
+			e.servers = append(e.servers, &server{dirs: []int{d}, rateBps: p.NominalRateKbit(dirNames[d]) * 1000 / 8})
 		}
 		e.unshapedSv = p.RateKbit <= 0
 	}

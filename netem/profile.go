@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:embed profiles/*.yaml
+//go:embed profiles/*.yaml profiles/traces/*.trace
 var builtinFS embed.FS
 
 // Duplex modes.
@@ -45,6 +45,9 @@ type Profile struct {
 	// every one is omitted from JSON when not set, so records of profiles
 	// without them read and write as before.
 
+	// RateDownKbit: the to-client rate when it differs from RateKbit (the
+	// to-broker one); full duplex, relay backend.
+	RateDownKbit float64 `json:"rate_down_kbit,omitempty"`
 	// Backend: "" or "auto" (the kernel for rate and independent loss
 	// alone, the relay for anything else), "relay", "netem", "tbf+nftables".
 	Backend string `json:"backend,omitempty"`

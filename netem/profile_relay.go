@@ -67,6 +67,9 @@ func (p Profile) RelayOnly() []string {
 	if p.WifiPhyKbit > 0 {
 		need = append(need, "the 802.11 model (wifi_*)")
 	}
+	if p.RateDownKbit > 0 {
+		need = append(need, fmt.Sprintf("rate_down_kbit=%g (a rate per direction)", p.RateDownKbit))
+	}
 	if p.QueuePackets > 0 || p.QueueBytes > 0 {
 		need = append(need, "queue_packets/queue_bytes")
 	}
@@ -125,6 +128,8 @@ func (p Profile) NominalRateKbit(d Direction) float64 {
 			return 0
 		}
 		return t.MeanKbit() * maxFrame / fullIP
+	case d == ToClient && p.RateDownKbit > 0:
+		return p.RateDownKbit
 	}
 	return p.RateKbit
 }
@@ -146,17 +151,17 @@ func (p Profile) wifiExpectation(w *wifiModel, ipLen int) (airtime, attempts, re
 	return w.expectedAirtime(ipLen, p.LossPct/100)
 }
 
-// queueLimits is the relay's queue limit per direction, in packets or
+// queueLimits is the relay's queue limit in direction d, in packets or
 // bytes (one of them 0): QueuePackets, QueueBytes, or QueueMs at the
-// nominal rate (at least 4 full frames). Unshaped: no limit.
-func (p Profile) queueLimits() (pkts, bytes int) {
+// direction's nominal rate (at least 4 full frames). Unshaped: no limit.
+func (p Profile) queueLimits(d Direction) (pkts, bytes int) {
 	switch {
 	case p.QueuePackets > 0:
 		return int(p.QueuePackets), 0
 	case p.QueueBytes > 0:
 		return 0, int(p.QueueBytes)
 	}
-	rate := min(p.NominalRateKbit(ToBroker), p.NominalRateKbit(ToClient))
+	rate := p.NominalRateKbit(d)
 	if rate <= 0 {
 		return 0, 0
 	}
@@ -229,6 +234,18 @@ var wifiRequired = []struct {
 
 // relayFields are the profile keys of the relay backend.
 var relayFields = []field{
+	{key: "rate_down_kbit", set: num(func(p *Profile, v float64) { p.RateDownKbit = v }), check: func(p Profile) error {
+		if p.RateDownKbit == 0 {
+			return nil
+		}
+		if err := inRange(p.RateDownKbit, minRateKbit, maxRateKbit, "kbit/s"); err != nil {
+			return err
+		}
+		if p.RateKbit == 0 || p.Duplex != DuplexFull {
+			return errors.New("a to-client rate of its own needs rate_kbit (to-broker) and duplex full")
+		}
+		return nil
+	}},
 	{key: "backend", str: true, set: func(p *Profile, v any) { p.Backend = v.(string) }, check: func(p Profile) error {
 		switch Backend(p.Backend) {
 		case "", "auto", BackendRelay, BackendNetem, BackendTBFNft:

@@ -31,14 +31,16 @@ const (
 type probeResult struct {
 	Sent, Received, Duplicates int
 	Delays                     []time.Duration // one-way, of received packets
+	Seen                       map[uint64]bool // sequence numbers received
 }
 
 // probePPS is the probe packet rate for a profile.
 func probePPS(p Profile) float64 {
-	if p.RateKbit <= 0 {
+	rate := min(p.NominalRateKbit(ToBroker), p.NominalRateKbit(ToClient))
+	if rate <= 0 {
 		return unshapedProbePPS
 	}
-	pps := probeShare * p.RateKbit * 1000 / (probeFrame * 8)
+	pps := probeShare * rate * 1000 / (probeFrame * 8)
 	return math.Max(20, math.Min(pps, 5000))
 }
 
@@ -68,7 +70,7 @@ func (l *Lab) udpPhase(ctx context.Context, p Profile, d time.Duration) (map[Dir
 
 	base := time.Now()
 	drain := time.Duration((p.DelayMs+p.JitterMs)*float64(time.Millisecond)) + 300*time.Millisecond
-	if p.RateKbit > 0 {
+	if p.RateKbit > 0 || p.NominalRateKbit(ToBroker) > 0 {
 		drain += time.Duration(p.EffectiveQueueMs() * float64(time.Millisecond))
 	}
 	end := base.Add(d)
@@ -123,6 +125,7 @@ func receiveProbes(pc net.PacketConn, base, stop time.Time, r *probeResult) erro
 		return err
 	}
 	seen := map[uint64]bool{}
+	r.Seen = seen
 	buf := make([]byte, 2048)
 	for {
 		n, _, err := pc.ReadFrom(buf)

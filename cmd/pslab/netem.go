@@ -280,7 +280,7 @@ func netemVerify(c *cobra.Command, f netemFlags, name string) error {
 	}
 	out := c.OutOrStdout()
 	if !f.asJSON {
-		fmt.Fprintf(out, "verifying %s on backend %s, about %s ...\n", p.Name, b, 3*f.duration+2*min(f.duration/2, 3*time.Second))
+		fmt.Fprintf(out, "verifying %s on backend %s, about %s ...\n", p.Name, b, 3*f.duration+min(f.duration, 5*time.Second)+2*netem.WarmupFor(p, f.duration))
 	}
 	v, err := l.Verify(ctx, p, f.duration)
 	if err != nil {

@@ -9,15 +9,17 @@ import (
 
 	"pslab/internal/load"
 	"pslab/internal/results"
+	"pslab/netem"
 )
 
 // linkBits is the emulated link's rate in bits/s, 0 when unshaped: it
 // sizes how long the drain waits for a backlog to cross the link.
 func (nw *network) linkBits() float64 {
-	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+	r := min(nw.profile.NominalRateKbit(netem.ToBroker), nw.profile.NominalRateKbit(netem.ToClient))
+	if !nw.profile.Shaped() || r <= 0 {
 		return 0
 	}
-	return nw.profile.RateKbit * 1000
+	return r * 1000 // RateKbit, a trace's mean, 802.11's airtime rate
 }
 
 // accountingFlags are the flags of a result's delivery accounting, drain

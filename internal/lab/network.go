@@ -206,10 +206,11 @@ func (nw *network) publishWindow(c scenario.Case, d driver.Driver) int {
 		return c.PublishWindow
 	}
 	pubs := max(c.Publishers, 1)
-	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+	rate := nw.profile.NominalRateKbit(netem.ToBroker) // RateKbit, a trace's mean, 802.11's airtime rate
+	if !nw.profile.Shaped() || rate <= 0 {
 		return driver.UnshapedWindowOf(d, c.Factors, pubs)
 	}
-	budget := int(nw.profile.RateKbit * 1000 / 8 * linkQueueS)
+	budget := int(rate * 1000 / 8 * linkQueueS)
 	return driver.WindowFor(budget/pubs, c.Size)
 }
 
@@ -254,10 +255,11 @@ func (nw *network) stallTolerance() time.Duration {
 // elsewhere: the driver's defaults.
 func (nw *network) deliveryFlow(c scenario.Case, d driver.Driver) (int, time.Duration) {
 	dw, ok := d.(driver.DeliveryWindowed)
-	if !ok || !dw.DeliveryWindowed(c.Factors) || !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+	rate := nw.profile.NominalRateKbit(netem.ToClient)
+	if !ok || !dw.DeliveryWindowed(c.Factors) || !nw.profile.Shaped() || rate <= 0 {
 		return 0, 0
 	}
-	budget := int(nw.profile.RateKbit * 1000 / 8 * deliveryQueueS)
+	budget := int(rate * 1000 / 8 * deliveryQueueS)
 	return driver.WindowFor(budget/max(c.Subscribers, 1), c.Size), shapedStall
 }
 
