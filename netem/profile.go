@@ -209,14 +209,45 @@ func (p Profile) String() string {
 		return p.Name + ": unshaped, no loss, no delay"
 	}
 	rate := "unshaped"
-	if p.RateKbit > 0 {
+	switch {
+	case p.WifiPhyKbit > 0:
+		rate = fmt.Sprintf("802.11 at %g kbit/s PHY (%.0f kbit/s of full frames), retry limit %g, %s duplex, queue %g ms",
+			p.WifiPhyKbit, p.NominalRateKbit(ToBroker), p.WifiRetryLimit, p.Duplex, p.EffectiveQueueMs())
+	case p.TraceUp != "":
+		rate = fmt.Sprintf("traces %s / %s (%.0f/%.0f kbit/s), queue %g ms", p.TraceUp, p.TraceDown,
+			p.NominalRateKbit(ToBroker), p.NominalRateKbit(ToClient), p.EffectiveQueueMs())
+	case p.RateDownKbit > 0:
+		rate = fmt.Sprintf("%g kbit/s up, %g down, %s duplex, queue %g ms", p.RateKbit, p.RateDownKbit, p.Duplex, p.EffectiveQueueMs())
+	case p.RateKbit > 0:
 		rate = fmt.Sprintf("%g kbit/s %s duplex, queue %g ms", p.RateKbit, p.Duplex, p.EffectiveQueueMs())
 	}
-	s := fmt.Sprintf("%s: %s, loss %g %%", p.Name, rate, p.LossPct)
+	loss := fmt.Sprintf("loss %g %%", p.LossPct)
+	if p.hasGE() {
+		loss = fmt.Sprintf("Gilbert-Elliott loss p %g %% r %g %% good %g %% bad %g %% (mean %.2f %%, bursts %.2f)",
+			p.GEPPct, p.GERPct, p.GELossGoodPct, p.GELossBadPct, p.MeanLossPct(), p.MeanBurst())
+	}
+	if p.WifiPhyKbit > 0 {
+		loss = "frame errors per attempt: " + loss
+	}
+	s := fmt.Sprintf("%s: %s, %s", p.Name, rate, loss)
 	if p.LossCorrelationPct > 0 {
 		s += fmt.Sprintf(" (corr %g %%)", p.LossCorrelationPct)
 	}
-	return s + fmt.Sprintf(", delay %g ms, jitter %g ms, dup %g %%", p.DelayMs, p.JitterMs, p.DuplicatePct)
+	s += fmt.Sprintf(", delay %g ms, jitter %g ms, dup %g %%", p.DelayMs, p.JitterMs, p.DuplicatePct)
+	if p.JitterMs > 0 {
+		s += fmt.Sprintf(" (%s, reorder %v)", cmpOr(p.JitterDist, JitterUniform), p.Reorder)
+	}
+	if p.OutageOffMs > 0 {
+		s += fmt.Sprintf(", outages %g ms on / %g ms off (random %v)", p.OutageOnMs, p.OutageOffMs, p.OutageRandom)
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // field describes one YAML key of a profile.
