@@ -33,6 +33,7 @@ func TestBackendChoice(t *testing.T) {
 		{"3g", false, "", BackendRelay},
 		{"satellite", false, "", BackendRelay},
 		{"cell-trace", false, "", BackendRelay},
+		{"wifi-paper-ge", true, "", BackendRelay},
 	} {
 		p := mustProfile(t, c.profile)
 		got, err := chooser(c.netem, c.forced).chooseBackend(p)
@@ -51,7 +52,7 @@ func TestBackendChoice(t *testing.T) {
 // TestRelayProfilesModels prints what each built-in relay profile's models
 // expect (docs/netem.md's table) and checks they are sane.
 func TestRelayProfilesModels(t *testing.T) {
-	for _, name := range []string{"wifi-paper", "wifi-paper-mac", "wifi-good", "wifi-poor", "lte", "3g", "satellite", "cell-trace", "wifi-bursty"} {
+	for _, name := range []string{"wifi-paper", "wifi-paper-mac", "wifi-paper-ge", "wifi-good", "wifi-poor", "lte", "3g", "satellite", "cell-trace", "wifi-bursty"} {
 		p := mustProfile(t, name)
 		up, down := p.NominalRateKbit(ToBroker), p.NominalRateKbit(ToClient)
 		gUp, _, _ := p.expectedGoodputKbit(ToBroker, 1448, true, 0, 0)
