@@ -38,10 +38,12 @@ func newNetemCmd() *cobra.Command {
 		Long: `pslab emulates the link between clients and broker in three network
 namespaces it makes itself: <prefix>-cli (clients), <prefix>-rtr (the router
 that shapes and drops) and <prefix>-brk (the broker), joined by veth pairs.
-Every profile, wireline too, goes through the router. The router uses the
-netem qdisc where the kernel has it, else TBF for the rate plus nftables
-random drop; profiles needing delay, jitter, duplication or loss correlation
-are refused on that fallback. Needs root.
+Every profile, wireline too, goes through the router. A profile of rate and
+independent loss runs on the netem qdisc where the kernel has it, else on TBF
+for the rate plus nftables random drop; anything else (delay, jitter,
+Gilbert-Elliott loss, Mahimahi traces, outages, 802.11 airtime and retries)
+on the relay, a process of this binary in the router namespace. The
+profile's backend key or --backend chooses. Needs root.
 
 With --broker-pid PID (up, verify) the broker side is not <prefix>-brk but
 the network namespace of that process, e.g. a broker container's: pslab puts
@@ -63,7 +65,7 @@ Profiles: ` + strings.Join(netem.BuiltinProfiles(), ", ") + `, or a YAML file
 		Use:   "up PROFILE",
 		Short: "Build the namespaces and apply a profile, and leave them up",
 		Long: `Remove leftovers of an earlier run, build the namespaces, veths and routes,
-apply PROFILE and leave everything up: until ` + "`pslab netem down`" + `, or until
+apply PROFILE and leave everything up (a relay backend's process too): until ` + "`pslab netem down`" + `, or until
 a later pslab run or netem command with the same prefix replaces it (once
 this command has exited, the lab counts as a leftover). Prints the backend
 used. Run programs in it with ip netns exec <prefix>-cli|<prefix>-brk.
