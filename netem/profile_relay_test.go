@@ -1,6 +1,9 @@
 package netem
 
 import (
+	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,4 +93,50 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return s
+}
+
+// TestProfileJSONUnchangedForKernelProfiles: records of the profiles that
+// existed before the relay write the same JSON as before (the relay's keys
+// are all omitted when not set).
+func TestProfileJSONUnchangedForKernelProfiles(t *testing.T) {
+	b, err := json.Marshal(mustProfile(t, "wifi-paper"))
+	require.NoError(t, err)
+	s := string(b)
+	assert.True(t, strings.HasSuffix(s, `"rate_kbit":1000,"loss_pct":3,"loss_correlation_pct":0,"delay_ms":0,"jitter_ms":0,"duplicate_pct":0,"duplex":"half","queue_ms":500}`), s)
+}
+
+func TestRelayCountersSubAndDropShare(t *testing.T) {
+	before := Counters{ToBroker: DirCounters{Relay: &RelayDirCounters{Seen: 100, Delivered: 90, DropLoss: 6, DropQueue: 4}}}
+	after := Counters{ToBroker: DirCounters{Relay: &RelayDirCounters{Seen: 300, Delivered: 270, DropLoss: 18, DropQueue: 12, QueuedBytes: 3000}}}
+	d := after.Sub(before)
+	require.NotNil(t, d.ToBroker.Relay)
+	assert.Equal(t, RelayDirCounters{Seen: 200, Delivered: 180, DropLoss: 12, DropQueue: 8, QueuedBytes: 3000}, *d.ToBroker.Relay)
+	pct, ok := d.ToBroker.DropPct()
+	assert.True(t, ok)
+	assert.InDelta(t, 10, pct, 1e-9)
+	assert.Equal(t, uint64(3000), after.Backlog())
+	// A relay started again in between (counters back to 0): no delta.
+	again := Counters{ToBroker: DirCounters{Relay: &RelayDirCounters{Seen: 5}}}
+	assert.Equal(t, uint64(0), again.Sub(after).ToBroker.Relay.Seen)
+}
+
+func TestTraceMeanWait(t *testing.T) {
+	// Opportunities every 10 ms: a packet at a random time waits 5 ms.
+	tr, err := ParseTrace("t", []byte("10\n20\n30\n40\n"))
+	require.NoError(t, err)
+	assert.InDelta(t, 5, tr.meanWaitMs(), 1e-9)
+	// Gaps of 1 and 9 ms: (1 + 81) / 2 / 10 = 4.1 ms.
+	tr, _ = ParseTrace("t", []byte("1\n10\n"))
+	assert.InDelta(t, 4.1, tr.meanWaitMs(), 1e-9)
+}
+
+func TestExpectedRTT(t *testing.T) {
+	// 20 ms each way plus a 98-byte frame at 4 Mbit/s each way.
+	p := relayTestProfile()
+	assert.InDelta(t, 40+2*98*8/4000.0, p.ExpectedRTTMs(), 1e-9)
+	assert.InDelta(t, 2/math.Sqrt(3), p.jitterStdMs(), 1e-12)
+	assert.InDelta(t, 100*p.GE().MeanLoss(), p.ExpectedLossPct(), 1e-9)
+	p.OutageOnMs, p.OutageOffMs = 900, 100
+	assert.InDelta(t, 100*(1-(1-p.GE().MeanLoss())*0.9), p.ExpectedLossPct(), 1e-9)
+	assert.False(t, p.burstCheckable(), "outages hide the loss model's runs")
 }
