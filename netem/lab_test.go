@@ -192,7 +192,7 @@ func TestBackendChoiceAndRefusal(t *testing.T) {
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("wifi-bursty on tbf+nftables: want ErrUnsupported, got %v", err)
 	}
-	for _, w := range []string{"delay_ms=2", "jitter_ms=1", "loss_correlation_pct=25", "sch_netem"} {
+	for _, w := range []string{"delay_ms=2", "jitter_ms=1", "loss_correlation_pct=25", "relay backend"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("refusal %q does not name %s", err, w)
 		}
