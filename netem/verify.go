@@ -117,6 +117,12 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 	if err != nil {
 		return v, fmt.Errorf("netem: verify: %w", err)
 	}
+	if backend == BackendTBFNft {
+		// TBF lets a lone packet through at once from its bucket (two
+		// full frames deep); the relay and netem send every frame at the
+		// rate, as a radio and NistNet do.
+		rtt.ExpectedMs = 2 * p.DelayMs
+	}
 	v.RTT = &rtt
 	after, err := l.Counters()
 	if err != nil {
