@@ -160,6 +160,12 @@ func (p Profile) queueLimits(d Direction) (pkts, bytes int) {
 		return int(p.QueuePackets), 0
 	case p.QueueBytes > 0:
 		return 0, int(p.QueueBytes)
+	case p.WifiPhyKbit > 0:
+		// Under 802.11 a frame's time is mostly overhead, whatever its
+		// size: QueueMs of full frames' airtime, in frames (as an access
+		// point queues frames), so small frames cannot hold seconds.
+		air := p.expectedWifiAirtime(newWifiModel(p, p.seed(), 5), fullIP)
+		return max(4, int(math.Round(p.EffectiveQueueMs()*1e6/air))), 0
 	}
 	rate := p.NominalRateKbit(d)
 	if rate <= 0 {

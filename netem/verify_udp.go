@@ -36,6 +36,10 @@ type probeResult struct {
 
 // probePPS is the probe packet rate for a profile.
 func probePPS(p Profile) float64 {
+	if p.WifiPhyKbit > 0 { // probeShare of the medium's time, per direction
+		air := p.expectedWifiAirtime(newWifiModel(p, p.seed(), 5), probeIPLen)
+		return math.Max(20, math.Min(probeShare*1e9/air, 5000))
+	}
 	rate := min(p.NominalRateKbit(ToBroker), p.NominalRateKbit(ToClient))
 	if rate <= 0 {
 		return unshapedProbePPS
