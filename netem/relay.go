@@ -247,7 +247,6 @@ type relayLoop struct {
 	txDrops [2]uint64
 	stopped string
 	wake    int // eventfd to wake the loop (stop)
-	nread   int // frames read in this round of the loop
 }
 
 func monoNow() int64 {
@@ -270,23 +269,9 @@ func (rl *relayLoop) stop(why string) {
 	}
 }
 
-// spinNs is how long the loop polls its sockets without sleeping after a
-// frame arrived: the answer to a frame (a ping's reply, a TCP ACK) often
-// comes back within it, and then it costs no wake-up of a sleeping
-// thread (tens of microseconds each on this kind of machine).
-const spinNs = 60_000
-
-// run is the event loop, on one locked OS thread. The thread runs at the
-// lowest real-time priority (SCHED_FIFO 1, best effort), so a frame's
-// wake-up and its timer are not queued behind ordinary processes: the
-// router's kernel forwarding it replaces runs in softirq context, ahead of
-// every process, too. The kernel's real-time throttling
-// (sched_rt_runtime_us) still leaves other work 5 % of a core.
+// run is the event loop, on one locked OS thread.
 func (rl *relayLoop) run() error {
 	runtime.LockOSThread()
-	if err := unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "relay: no real-time priority (%v): timing depends on the load\n", err)
-	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("epoll: %w", err)
@@ -313,18 +298,9 @@ func (rl *relayLoop) run() error {
 	buf := make([]byte, 65536)
 	var ready []*enginePkt
 	var scratch [8]byte
-	var spinUntil int64
 	for {
-		timeout := -1
-		if monoNow() < spinUntil {
-			timeout = 0
-		}
-		n, err := unix.EpollWait(ep, events, timeout)
-		if err != nil && !errors.Is(err, unix.EINTR) {
+		if _, err := unix.EpollWait(ep, events, -1); err != nil && !errors.Is(err, unix.EINTR) {
 			return fmt.Errorf("epoll wait: %w", err)
-		}
-		if n <= 0 && timeout == 0 {
-			continue
 		}
 		_, _ = unix.Read(rl.tfd, scratch[:])
 		rl.mu.Lock()
@@ -339,10 +315,6 @@ func (rl *relayLoop) run() error {
 			}
 		}
 		now := monoNow()
-		if rl.nread > 0 {
-			spinUntil = now + spinNs
-			rl.nread = 0
-		}
 		ready = rl.eng.advance(now, ready)
 		for _, p := range ready {
 			rl.send(p)
@@ -384,7 +356,6 @@ func (rl *relayLoop) readAll(d int, buf []byte, ready *[]*enginePkt) error {
 			ipLen = frameLen - ethHeader
 		}
 		p := &enginePkt{frame: append([]byte(nil), buf[:n]...), frameLen: frameLen, ipLen: ipLen, dir: d}
-		rl.nread++
 		now := monoNow()
 		*ready = rl.eng.advance(now, *ready)
 		rl.eng.arrive(now, p)
