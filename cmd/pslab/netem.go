@@ -299,7 +299,11 @@ func netemVerify(c *cobra.Command, f netemFlags, name string) error {
 		fmt.Fprint(out, v)
 		fmt.Fprint(out, "router counters over the verification:\n", v.Counters)
 		if checkErr == nil {
-			fmt.Fprintf(out, "OK: goodput within %.0f %% and loss within %.1f points of the profile in both directions\n", 100*f.rateTol, f.lossTol)
+			fmt.Fprintf(out, "OK: goodput within %.0f %% and loss within %.1f points of the profile in both directions", 100*f.rateTol, f.lossTol)
+			if v.RTT != nil {
+				fmt.Fprintf(out, ", mean ping RTT within %.0f %% (or 1 ms) of the model's, mean loss runs within 20 %% where checked", 100*f.rateTol)
+			}
+			fmt.Fprintln(out)
 		}
 	}
 	if f.keep {
