@@ -122,7 +122,7 @@ func (l *Lab) chooseBackend(p Profile) (Backend, error) {
 		return "", fmt.Errorf("%w: backend netem was asked for, but this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM)", ErrUnsupported)
 	case want == BackendNetem:
 		return BackendNetem, nil
-	case !p.kernelCanRun():
+	case !kernelCanRun(p):
 		return BackendRelay, nil
 	case has:
 		return BackendNetem, nil

@@ -175,7 +175,7 @@ type engine struct {
 // newEngine builds the link for a profile from time t0. traces are the
 // to-broker (up) and to-client (down) traces of a trace profile.
 func newEngine(p Profile, up, down *Trace, t0 int64) *engine {
-	seed := p.seed()
+	seed := profileSeed(p)
 	e := &engine{
 		outage:   newOutageModel(p, seed, 6, t0),
 		dupP:     p.DuplicatePct / 100,
@@ -183,7 +183,7 @@ func newEngine(p Profile, up, down *Trace, t0 int64) *engine {
 		faultRng: rand.New(rand.NewPCG(seed, 8)),
 	}
 	for d := range e.dirs {
-		limPkts, limB := p.queueLimits(dirNames[d])
+		limPkts, limB := queueLimits(p, dirNames[d])
 		e.dirs[d] = engineDir{
 			limitPkts: limPkts, limitB: limB,
 			loss:  newLossModel(p, seed, uint64(1+d)),
@@ -207,7 +207,7 @@ func newEngine(p Profile, up, down *Trace, t0 int64) *engine {
 		e.servers = []*server{{dirs: []int{dirToBroker, dirToClient}, rateBps: p.RateKbit * 1000 / 8}}
 	default:
 		for d := range e.dirs {
-			e.servers = append(e.servers, &server{dirs: []int{d}, rateBps: p.NominalRateKbit(dirNames[d]) * 1000 / 8})
+			e.servers = append(e.servers, &server{dirs: []int{d}, rateBps: NominalRateKbit(p, dirNames[d]) * 1000 / 8})
 		}
 		e.unshapedSv = p.RateKbit <= 0
 	}

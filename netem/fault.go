@@ -38,7 +38,7 @@ func (l *Lab) SetFaultLoss(totalPct float64) (extraPct float64, err error) {
 	if l.applied != nil {
 		base = l.applied.LossPct
 		if l.backend == BackendRelay && l.applied.WifiPhyKbit == 0 {
-			base = l.applied.MeanLossPct()
+			base = MeanLossPct(*l.applied)
 		} else if l.backend == BackendRelay {
 			base = 0 // 802.11: the loss model is per attempt; IP sees little of it
 		}

@@ -4,12 +4,6 @@ import (
 	"math/rand/v2"
 )
 
-// Jitter distributions.
-const (
-	JitterUniform = "uniform" // delay + U(-jitter, +jitter), as netem without a table
-	JitterNormal  = "normal"  // delay + N(0, jitter), redrawn below 0
-)
-
 // delayModel draws each packet's one-way propagation delay in nanoseconds.
 type delayModel struct {
 	delay, jitter int64 // ns
@@ -111,12 +105,4 @@ func (o *outageModel) onAt(t int64) int64 {
 		return o.next
 	}
 	return t
-}
-
-// OffFraction is the long-run share of time the link is off.
-func (p Profile) OffFraction() float64 {
-	if p.OutageOffMs <= 0 {
-		return 0
-	}
-	return p.OutageOffMs / (p.OutageOnMs + p.OutageOffMs)
 }

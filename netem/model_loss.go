@@ -1,7 +1,6 @@
 package netem
 
 import (
-	"math"
 	"math/rand/v2"
 )
 
@@ -42,15 +41,6 @@ func (c *correlatedLoss) lose() bool {
 	return c.last < c.p
 }
 
-// GEParams are the four parameters of the Gilbert-Elliott channel, as
-// probabilities per packet: P (good to bad), R (bad to good), and the loss
-// probabilities in the good and in the bad state. P=r, R=p, LossGood=0,
-// LossBad=1 is Gilbert's simple model, whose loss runs are geometric with
-// mean 1/R.
-type GEParams struct {
-	P, R, LossGood, LossBad float64
-}
-
 // geLoss is the Gilbert-Elliott two-state Markov chain. The chain moves
 // once per packet, then the packet is lost with the loss probability of
 // the state it is in.
@@ -74,46 +64,12 @@ func (g *geLoss) lose() bool {
 	return g.LossGood > 0 && g.rng.Float64() < g.LossGood
 }
 
-// MeanLoss is the stationary loss probability of the chain.
-func (g GEParams) MeanLoss() float64 {
-	if g.P+g.R == 0 {
-		return g.LossGood
-	}
-	bad := g.P / (g.P + g.R)
-	return (1-bad)*g.LossGood + bad*g.LossBad
-}
-
-// MeanBurst is the mean length of a run of consecutive lost packets in the
-// stationary chain: P(lost) / P(lost and the previous one not lost), with
-// P(two lost in a row) = sum over states s, s' of pi(s) e(s) T(s,s') e(s').
-// It is 1/R for Gilbert's simple model and 1/(1-p) for independent loss.
-func (g GEParams) MeanBurst() float64 {
-	if g.P+g.R == 0 {
-		return 1 / (1 - g.LossGood)
-	}
-	pb := g.P / (g.P + g.R)
-	pi := [2]float64{1 - pb, pb}
-	e := [2]float64{g.LossGood, g.LossBad}
-	T := [2][2]float64{{1 - g.P, g.P}, {g.R, 1 - g.R}}
-	var l, ll float64
-	for s := range 2 {
-		l += pi[s] * e[s]
-		for t := range 2 {
-			ll += pi[s] * e[s] * T[s][t] * e[t]
-		}
-	}
-	if l <= ll {
-		return math.Inf(1)
-	}
-	return l / (l - ll)
-}
-
 // newLossModel builds the loss model a profile asks for, per direction
 // (each direction has its own chain), seeded.
 func newLossModel(p Profile, seed uint64, stream uint64) lossModel {
 	rng := rand.New(rand.NewPCG(seed, stream))
 	switch {
-	case p.hasGE():
+	case p.HasGE():
 		return &geLoss{GEParams: p.GE(), rng: rng}
 	case p.LossPct > 0 && p.LossCorrelationPct > 0:
 		return &correlatedLoss{p: p.LossPct / 100, rho: p.LossCorrelationPct / 100, rng: rng}

@@ -38,10 +38,10 @@ func newWifiModel(p Profile, seed, stream uint64) *wifiModel {
 		return nil
 	}
 	return &wifiModel{
-		phyKbit: p.WifiPhyKbit, ackKbit: p.wifiAckKbit(),
+		phyKbit: p.WifiPhyKbit, ackKbit: wifiAckKbitOf(p),
 		slot: usToNs(p.WifiSlotUs), sifs: usToNs(p.WifiSifsUs), pream: usToNs(p.WifiPreambleUs),
-		cwMin: int(p.WifiCWMin), cwMax: int(p.wifiCWMax()), retryLimit: int(p.WifiRetryLimit),
-		macBytes: p.wifiMACBytes(), ackBytes: wifiACKBytes,
+		cwMin: int(p.WifiCWMin), cwMax: int(wifiCWMaxOf(p)), retryLimit: int(p.WifiRetryLimit),
+		macBytes: wifiMACBytesOf(p), ackBytes: wifiACKBytes,
 		rng: rand.New(rand.NewPCG(seed, stream)),
 	}
 }

@@ -5,20 +5,13 @@ import (
 	"fmt"
 	"math"
 	"strings"
-)
 
-// Direction of traffic through the router.
-type Direction string
-
-// Directions.
-const (
-	ToBroker Direction = "to-broker" // client -> broker
-	ToClient Direction = "to-client" // broker -> client
+	"pslab/netem/linkinfo"
 )
 
 // maxFrame is a full-size Ethernet frame on the veths (MTU 1500 + 14 bytes
 // of Ethernet header; veths carry no FCS or preamble). Qdiscs count it so.
-const maxFrame = 1514
+const maxFrame = linkinfo.MaxFrame
 
 // lossModulus: numgen draws 0..9999, so loss is exact to 0.01 %.
 const lossModulus = 10000
@@ -102,7 +95,7 @@ func buildConfig(p Profile, b Backend, n names) (config, error) {
 		c.Relay = &pp
 		return c, nil
 	case BackendNetem:
-		if !p.kernelCanRun() {
+		if !kernelCanRun(p) {
 			need := p.RelayOnly()
 			if p.JitterMs > 0 && !p.Reorder {
 				need = append(need, "jitter without reordering (reorder: false; netem reorders under jitter)")

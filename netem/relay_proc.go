@@ -56,11 +56,11 @@ func (l *Lab) startRelay(p Profile) error {
 		cfg.Seed = rand.Uint64() // a fresh seed each time; seed: N pins one
 	}
 	if p.TraceUp != "" {
-		up, err := p.loadTrace(ToBroker)
+		up, err := loadTrace(p, ToBroker)
 		if err != nil {
 			return err
 		}
-		down, err := p.loadTrace(ToClient)
+		down, err := loadTrace(p, ToClient)
 		if err != nil {
 			return err
 		}

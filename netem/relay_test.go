@@ -87,7 +87,7 @@ func TestRelayBackend(t *testing.T) {
 	assert.Empty(t, relayPids(t))
 	_, err = os.Stat(relaySocket(testPrefix))
 	assert.True(t, os.IsNotExist(err), "socket left: %v", err)
-	assertGone(t)
+	assertLabGone(t, testPrefix)
 	if after := hostSnapshot(t); after != host {
 		t.Errorf("host namespace changed:\nbefore:\n%s\nafter:\n%s", host, after)
 	}
@@ -144,7 +144,7 @@ func TestKilledPslabLeavesNoRelay(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("removed: %q", removed)
 	assert.Empty(t, relayPids(t))
-	assertGone(t)
+	assertLabGone(t, testPrefix)
 	if after := hostSnapshot(t); after != host {
 		t.Errorf("host namespace changed:\nbefore:\n%s\nafter:\n%s", host, after)
 	}

@@ -37,10 +37,10 @@ type probeResult struct {
 // probePPS is the probe packet rate for a profile.
 func probePPS(p Profile) float64 {
 	if p.WifiPhyKbit > 0 { // probeShare of the medium's time, per direction
-		air := p.expectedWifiAirtime(newWifiModel(p, p.seed(), 5), probeIPLen)
+		air := expectedWifiAirtime(p, newWifiModel(p, profileSeed(p), 5), probeIPLen)
 		return math.Max(20, math.Min(probeShare*1e9/air, 5000))
 	}
-	rate := min(p.NominalRateKbit(ToBroker), p.NominalRateKbit(ToClient))
+	rate := min(NominalRateKbit(p, ToBroker), NominalRateKbit(p, ToClient))
 	if rate <= 0 {
 		return unshapedProbePPS
 	}
@@ -74,7 +74,7 @@ func (l *Lab) udpPhase(ctx context.Context, p Profile, d time.Duration) (map[Dir
 
 	base := time.Now()
 	drain := time.Duration((p.DelayMs+p.JitterMs)*float64(time.Millisecond)) + 300*time.Millisecond
-	if p.RateKbit > 0 || p.NominalRateKbit(ToBroker) > 0 {
+	if p.RateKbit > 0 || NominalRateKbit(p, ToBroker) > 0 {
 		drain += time.Duration(p.EffectiveQueueMs() * float64(time.Millisecond))
 	}
 	end := base.Add(d)

@@ -63,7 +63,7 @@ for part in "${parts[@]}"; do
   wifi-link-bound)
     run_part wifi-link-bound "NATS core, 1/1/1, 5120 B bodies over wifi-paper (1 Mbit/s half duplex, 3 % loss): is the subscriber throughput bound by the link? The bound is computed in results/wifi-link-bound/bound.txt from the verified goodput of the link and the bytes one message puts on it." \
       $pslab run scenarios/wifi-link-bound.yaml --out results/wifi-link-bound
-    python3 scripts/link-bound.py results/wifi-link-bound/records.jsonl | tee results/wifi-link-bound/bound.txt >>results/wifi-link-bound/README.md ;;
+    $pslab bundle link-bound results/wifi-link-bound | tee results/wifi-link-bound/bound.txt >>results/wifi-link-bound/README.md ;;
   netem-verify)
     run_part netem-verify "The wifi-paper profile verified over 10 s phases: TCP goodput and loss per direction against the profile." \
       $pslab netem verify wifi-paper --duration 10s ;;

@@ -208,7 +208,7 @@ func netemUp(c *cobra.Command, f netemFlags, name string) error {
 	}
 	cli, rtr, brk := l.Namespaces()
 	out := c.OutOrStdout()
-	fmt.Fprintf(out, "up: %s\nbackend: %s\n", p, b)
+	fmt.Fprintf(out, "up: %s\nbackend: %s\n", netem.Describe(p), b)
 	if f.brokerPID != 0 {
 		fmt.Fprintf(out, "clients in netns %s (%s), router %s, broker side: veth %s (%s) in the network namespace of %s\n",
 			cli, l.ClientIP(), rtr, l.BrokerInterface(), l.BrokerIP(), brk)

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"pslab/internal/lab"
 	"pslab/internal/report"
+	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
 
@@ -174,7 +178,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	}
 	brokers := f.brokers
 	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
-		brokers = sortedNames(containerPIDs)
+		brokers = sortedKeys(containerPIDs)
 	}
 	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,
@@ -182,11 +186,42 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 }
 
 // runPlans runs validated plans one after the other and prints a summary
-// of each; the first SIGINT or SIGTERM stops them all.
+// of each; the first SIGINT or SIGTERM stops them all. A resumable run
+// (out holds its run.json) logs the part in out's parts.log: started, and
+// how it ended.
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
-	return runPlansIn(ctx, cmd, plans, opts, out)
+	part := beginPart(cmd, out)
+	err := runPlansIn(ctx, cmd, plans, opts, out)
+	if part != nil {
+		if perr := part.End(exitCodeOf(err)); perr != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", perr)
+		}
+	}
+	return err
+}
+
+// beginPart starts this part's line in the parts.log of run directory
+// out (nil when out holds no run.json: not a resumable run).
+func beginPart(cmd *cobra.Command, out string) *results.Part {
+	if out == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(out, lab.RunInfoFile)); err != nil {
+		return nil
+	}
+	host, _ := os.Hostname()
+	var u unix.Utsname
+	_ = unix.Uname(&u)
+	about := fmt.Sprintf("%s, %s, %d cores, kernel %s, command: pslab %s",
+		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(os.Args[1:], " "))
+	part, err := results.BeginPart(out, about)
+	if err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", err)
+		return nil
+	}
+	return part
 }
 
 // runPlansIn is runPlans under a context the caller made interruptible

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -41,7 +41,7 @@ const (
 )
 
 // Evaluate audits one case run. It returns nil without a result.
-func Evaluate(f scenario.Factors, res *load.Result) []Check {
+func Evaluate(f scenario.Factors, res *record.Result) []Check {
 	if res == nil {
 		return nil
 	}
@@ -135,7 +135,7 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 // inDoubtDeliveries converts sends in doubt into deliveries: each message
 // is due to Expected/Sent subscribers on average (the replication grade),
 // rounded up.
-func inDoubtDeliveries(c load.Counts) int64 {
+func inDoubtDeliveries(c record.Counts) int64 {
 	if c.InDoubt == 0 || c.Sent == 0 {
 		return 0
 	}
@@ -160,7 +160,7 @@ func ratioIn(lost, due int64) bool {
 
 // dueWhileAway sums what was due to subscribers while a
 // subscriber-disconnect fault kept them away.
-func dueWhileAway(fs []load.FaultResult) (int64, bool) {
+func dueWhileAway(fs []record.FaultResult) (int64, bool) {
 	var n int64
 	ok := false
 	for _, f := range fs {
@@ -172,7 +172,7 @@ func dueWhileAway(fs []load.FaultResult) (int64, bool) {
 	return n, ok
 }
 
-func has(fs []load.FaultResult, k scenario.FaultKind) bool {
+func has(fs []record.FaultResult, k scenario.FaultKind) bool {
 	for _, f := range fs {
 		if f.Kind == k {
 			return true
@@ -181,7 +181,7 @@ func has(fs []load.FaultResult, k scenario.FaultKind) bool {
 	return false
 }
 
-func faultKinds(fs []load.FaultResult) []string {
+func faultKinds(fs []record.FaultResult) []string {
 	var out []string
 	seen := map[scenario.FaultKind]bool{}
 	for _, f := range fs {

@@ -15,7 +15,7 @@ import (
 // linkBits is the emulated link's rate in bits/s, 0 when unshaped: it
 // sizes how long the drain waits for a backlog to cross the link.
 func (nw *network) linkBits() float64 {
-	r := min(nw.profile.NominalRateKbit(netem.ToBroker), nw.profile.NominalRateKbit(netem.ToClient))
+	r := min(netem.NominalRateKbit(nw.profile, netem.ToBroker), netem.NominalRateKbit(nw.profile, netem.ToClient))
 	if !nw.profile.Shaped() || r <= 0 {
 		return 0
 	}

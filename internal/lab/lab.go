@@ -153,7 +153,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			return p, err
 		}
 		if o.BrokerPID == 0 { // through the lab, it is checked once the link is up
-			if err := ext.CheckLogin(context.Background()); err != nil {
+			if err := reg.CheckLogin(context.Background(), ext); err != nil {
 				return p, err
 			}
 		}
@@ -546,6 +546,13 @@ func resourcesOf(s map[string][]metrics.ProcSample, from, to, interval float64) 
 		Cores: metrics.Cores(), ClientSamples: s["client"], BrokerSamples: s["broker"],
 		MachineCPUPct: metrics.MeanCPU(inWindow(s["machine"])),
 	}
+}
+
+// CasePrefix is the prefix of every name a case run makes on the broker
+// (streams, subjects, queues): its run, case and repetition. A record's
+// run_id, case and rep give it back.
+func CasePrefix(runID, caseID string, rep int) string {
+	return fmt.Sprintf("pslab-%s-c%s-r%d", runID, sanitize(caseID), rep)
 }
 
 func sanitize(id string) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"pslab/internal/brokers/nats"
 	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/results"
@@ -90,7 +91,7 @@ func TestDeliveryWindowFollowsTheLink(t *testing.T) {
 	c := scenario.Defaults()
 	c.Subscribers, c.Size = 100, 100
 	c.Subscription, c.Delivery, c.Ack = scenario.Durable, scenario.Persistent, scenario.AckAuto
-	nats := &driver.NATS{}
+	nats := &nats.Driver{}
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
 	w, wait := wifi.deliveryFlow(c, nats)
@@ -118,7 +119,7 @@ func TestCoreNATSIsTCPBoundedOnlyWhenUnshaped(t *testing.T) {
 	c := scenario.Defaults()
 	c.Publishers, c.Size = 1, 100
 	c.Subscription, c.Delivery, c.Ack = scenario.NonDurable, scenario.NonPersistent, scenario.AckAuto
-	nats := &driver.NATS{}
+	nats := &nats.Driver{}
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
 	assert.Equal(t, driver.TCPBoundedWindow, wire.publishWindow(c, nats), "core NATS unshaped: TCP backpressure only")

@@ -206,7 +206,7 @@ func (nw *network) publishWindow(c scenario.Case, d driver.Driver) int {
 		return c.PublishWindow
 	}
 	pubs := max(c.Publishers, 1)
-	rate := nw.profile.NominalRateKbit(netem.ToBroker) // RateKbit, a trace's mean, 802.11's airtime rate
+	rate := netem.NominalRateKbit(nw.profile, netem.ToBroker) // RateKbit, a trace's mean, 802.11's airtime rate
 	if !nw.profile.Shaped() || rate <= 0 {
 		return driver.UnshapedWindowOf(d, c.Factors, pubs)
 	}
@@ -255,7 +255,7 @@ func (nw *network) stallTolerance() time.Duration {
 // elsewhere: the driver's defaults.
 func (nw *network) deliveryFlow(c scenario.Case, d driver.Driver) (int, time.Duration) {
 	dw, ok := d.(driver.DeliveryWindowed)
-	rate := nw.profile.NominalRateKbit(netem.ToClient)
+	rate := netem.NominalRateKbit(nw.profile, netem.ToClient)
 	if !ok || !dw.DeliveryWindowed(c.Factors) || !nw.profile.Shaped() || rate <= 0 {
 		return 0, 0
 	}
