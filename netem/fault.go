@@ -50,7 +50,7 @@ func (l *Lab) SetFaultLoss(totalPct float64) (extraPct float64, err error) {
 	if l.backend == BackendRelay {
 		// The relay's packets never reach the router's forward chain: the
 		// relay drops them itself (counted as drop_fault).
-		st, _, err := queryRelay(l.n.Prefix, relayRequest{Op: "fault", Pct: extraPct})
+		st, _, err := queryRelay(l.n.Relay, relayRequest{Op: "fault", Pct: extraPct})
 		if err == nil && l.relay != nil {
 			l.relay.fault = [2]uint64{st.Counters[0].DropFault, st.Counters[1].DropFault}
 		}
@@ -90,7 +90,7 @@ func (l *Lab) ClearFault() (FaultDrops, error) {
 	defer l.mu.Unlock()
 	var fd FaultDrops
 	if l.backend == BackendRelay {
-		st, _, err := queryRelay(l.n.Prefix, relayRequest{Op: "fault", Pct: 0})
+		st, _, err := queryRelay(l.n.Relay, relayRequest{Op: "fault", Pct: 0})
 		if err == nil && l.relay != nil {
 			fd.ToBroker = st.Counters[0].DropFault - l.relay.fault[0]
 			fd.ToClient = st.Counters[1].DropFault - l.relay.fault[1]

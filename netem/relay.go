@@ -23,9 +23,10 @@ import (
 // two veths with AF_PACKET sockets, runs it through the link engine
 // (engine.go), and writes what the link delivers out of the other veth,
 // with the Ethernet addresses a router would put on it. The kernel of the
-// router namespace no longer forwards (net.ipv4.ip_forward 0, so it drops
-// those frames itself, silently: no ICMP with forwarding off), but it
-// still answers ARP for the router's addresses. One thread does
+// router namespace no longer forwards what comes in on the link's two
+// veths (net.ipv4.conf.DEV.forwarding 0 on them, so it drops those frames
+// itself, silently: no ICMP with forwarding off), but it still answers
+// ARP for the router's addresses. One thread does
 // everything in an epoll loop: the two sockets and a timerfd armed for the
 // engine's next event, so a frame leaves at its time to the microsecond,
 // without spinning.

@@ -29,8 +29,9 @@ type relayProc struct {
 	fault   [2]uint64 // DropFault when the current fault was set
 }
 
-// relaySocket is the control socket of a lab's relay; relayLog its
-// standard error.
+// relaySocket is the control socket of a link's relay (by its id: the
+// lab's prefix for its first link, names.Relay); relayLog its standard
+// error.
 func relaySocket(prefix string) string { return "/run/pslab-" + prefix + ".relay" }
 func relayLog(prefix string) string    { return "/run/pslab-" + prefix + ".relay.log" }
 
@@ -49,8 +50,8 @@ func (l *Lab) startRelay(p Profile) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrRelayUnavailable, err)
 	}
-	cfg := relayConfig{Prefix: l.n.Prefix, Profile: p, CliIf: l.n.RtrCliIf, BrkIf: l.n.RtrBrkIf,
-		Socket: relaySocket(l.n.Prefix), Detached: l.opts.DetachedRelay}
+	cfg := relayConfig{Prefix: l.n.Relay, Profile: p, CliIf: l.n.RtrCliIf, BrkIf: l.n.RtrBrkIf,
+		Socket: relaySocket(l.n.Relay), Detached: l.opts.DetachedRelay}
 	cfg.Seed = uint64(p.Seed)
 	if p.Seed == 0 {
 		cfg.Seed = rand.Uint64() // a fresh seed each time; seed: N pins one
@@ -80,14 +81,14 @@ func (l *Lab) startRelay(p Profile) error {
 	if err != nil {
 		return err
 	}
-	if err := writeSysctl(l.n.NsRtr, "/proc/sys/net/ipv4/ip_forward", "0"); err != nil {
+	if err := l.routerForwards(false); err != nil {
 		return fmt.Errorf("router: forwarding off for the relay: %w", err)
 	}
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(relayLog(l.n.Prefix), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	logf, err := os.OpenFile(relayLog(l.n.Relay), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		cfgR.Close()
 		cfgW.Close()
@@ -95,7 +96,7 @@ func (l *Lab) startRelay(p Profile) error {
 	}
 	defer logf.Close()
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), relayEnv+"="+l.n.Prefix)
+	cmd.Env = append(os.Environ(), relayEnv+"="+l.n.Relay)
 	cmd.ExtraFiles = []*os.File{cfgR}
 	cmd.Stderr = logf
 	// Its own process group: a Ctrl-C at the terminal stops pslab, which
@@ -132,7 +133,7 @@ func (l *Lab) startRelay(p Profile) error {
 		_ = cmd.Process.Kill()
 		<-rp.done
 		cfgW.Close()
-		return fmt.Errorf("%w: relay did not start: %s %s", ErrRelayUnavailable, status, tailOf(relayLog(l.n.Prefix)))
+		return fmt.Errorf("%w: relay did not start: %s %s", ErrRelayUnavailable, status, tailOf(relayLog(l.n.Relay)))
 	}
 	if l.opts.DetachedRelay {
 		cfgW.Close() // nothing to watch: it lives until Down or Cleanup
@@ -178,7 +179,7 @@ func (l *Lab) stopRelay() error {
 	var errs []error
 	if rp := l.relay; rp != nil {
 		l.relay = nil
-		_, _, _ = queryRelay(l.n.Prefix, relayRequest{Op: "stop"})
+		_, _, _ = queryRelay(l.n.Relay, relayRequest{Op: "stop"})
 		select {
 		case <-rp.done:
 		case <-time.After(2 * time.Second):
@@ -189,15 +190,33 @@ func (l *Lab) stopRelay() error {
 			rp.cfgW.Close()
 		}
 	}
-	if _, err := killRelays(l.n.Prefix); err != nil {
+	if _, err := killRelays(l.n.Relay); err != nil {
 		errs = append(errs, err)
 	}
 	if namedNSExists(l.n.NsRtr) {
-		if err := writeSysctl(l.n.NsRtr, "/proc/sys/net/ipv4/ip_forward", "1"); err != nil {
+		if err := l.routerForwards(true); err != nil {
 			errs = append(errs, fmt.Errorf("router: forwarding back on: %w", err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// routerForwards turns the router kernel's forwarding of this link's
+// packets on or off: per interface (the link's two router veths), so the
+// relay of one link leaves another link's forwarding alone. The kernel
+// decides by the interface a packet came in on; with it off there, it
+// drops the packet silently (no ICMP), and the relay carries it instead.
+func (l *Lab) routerForwards(on bool) error {
+	v := "0"
+	if on {
+		v = "1"
+	}
+	for _, dev := range []string{l.n.RtrCliIf, l.n.RtrBrkIf} {
+		if err := writeSysctl(l.n.NsRtr, "/proc/sys/net/ipv4/conf/"+dev+"/forwarding", v); err != nil && !(on && errors.Is(err, os.ErrNotExist)) {
+			return err
+		}
+	}
+	return nil
 }
 
 // queryRelay asks the lab's relay over its control socket. ok is false
@@ -230,15 +249,15 @@ func queryRelay(prefix string, req relayRequest) (relayState, bool, error) {
 // relayCounters reads the relay's counters into c (nothing without a
 // relay). A relay this Lab started that has died is an error.
 func (l *Lab) relayCounters(c *Counters) error {
-	st, ok, err := queryRelay(l.n.Prefix, relayRequest{Op: "state"})
+	st, ok, err := queryRelay(l.n.Relay, relayRequest{Op: "state"})
 	if rp := l.relay; rp != nil && (!ok || err != nil) {
 		select {
 		case <-rp.done:
-			return fmt.Errorf("the relay exited (%v) %s", rp.waitErr, tailOf(relayLog(l.n.Prefix)))
+			return fmt.Errorf("the relay exited (%v) %s", rp.waitErr, tailOf(relayLog(l.n.Relay)))
 		default:
 		}
 		if !ok {
-			return fmt.Errorf("the relay's control socket %s is gone", relaySocket(l.n.Prefix))
+			return fmt.Errorf("the relay's control socket %s is gone", relaySocket(l.n.Relay))
 		}
 	}
 	if err != nil || !ok {

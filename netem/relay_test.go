@@ -23,8 +23,15 @@ func relayTestProfile() Profile {
 		GEPPct: 2, GERPct: 30, GELossBadPct: 100, QueuePackets: 100, Backend: string(BackendRelay)}
 }
 
-// relayPids lists the live relay processes of the test lab.
+// relayPids lists the live relay processes of the test lab (its first
+// link).
 func relayPids(t *testing.T) []int {
+	t.Helper()
+	return relayPidsOf(t, testPrefix)
+}
+
+// relayPidsOf are the live relay processes with this id (names.Relay).
+func relayPidsOf(t *testing.T, id string) []int {
 	t.Helper()
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
@@ -34,7 +41,7 @@ func relayPids(t *testing.T) []int {
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err == nil && strings.Contains(string(env), relayEnv+"="+testPrefix+"\x00") && processAlive(pid) {
+		if err == nil && strings.Contains(string(env), relayEnv+"="+id+"\x00") && processAlive(pid) {
 			pids = append(pids, pid)
 		}
 	}

@@ -15,9 +15,14 @@ import (
 // linkBits is the emulated link's rate in bits/s, 0 when unshaped: it
 // sizes how long the drain waits for a backlog to cross the link.
 func (nw *network) linkBits() float64 {
-	r := min(netem.NominalRateKbit(nw.profile, netem.ToBroker), netem.NominalRateKbit(nw.profile, netem.ToClient))
-	if !nw.profile.Shaped() || r <= 0 {
-		return 0
+	var r float64 // the slower shaped direction the messages cross
+	for _, x := range []struct {
+		p netem.Profile
+		d netem.Direction
+	}{{nw.profile, netem.ToBroker}, {nw.subscribersProfile(), netem.ToClient}} {
+		if k := netem.NominalRateKbit(x.p, x.d); x.p.Shaped() && k > 0 && (r == 0 || k < r) {
+			r = k
+		}
 	}
 	return r * 1000 // RateKbit, a trace's mean, 802.11's airtime rate
 }

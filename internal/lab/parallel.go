@@ -55,8 +55,8 @@ func labsFor(o Options, name string) int {
 	if o.Parallel <= 1 {
 		return 1
 	}
-	prof, err := netem.LoadProfile(name)
-	if err != nil || !prof.Shaped() {
+	spec, err := loadNetwork(name)
+	if err != nil || !spec.shaped() {
 		return 1
 	}
 	return o.Parallel
@@ -66,8 +66,8 @@ func labsFor(o Options, name string) int {
 func (p Plan) labsByNetwork(o Options) map[string]int {
 	m := map[string]int{}
 	for _, n := range p.Networks {
-		if prof, err := netem.LoadProfile(n); err == nil {
-			m[prof.Name] = labsFor(o, n)
+		if spec, err := loadNetwork(n); err == nil {
+			m[spec.recordName()] = labsFor(o, n)
 		}
 	}
 	return m
@@ -185,7 +185,7 @@ func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network
 			return nil
 		}
 		rec.Settings.ConcurrentLabs, rec.Network.Lab = labs, wl.o.LabName
-		if err := sh.finish(r, rec, func() error { return lr.record(rec, nw.profile.Name) }); err != nil {
+		if err := sh.finish(r, rec, func() error { return lr.record(rec, nw.name()) }); err != nil {
 			return err
 		}
 	}
