@@ -3,8 +3,9 @@
 # checks, then the hermetic tests of every package with the race detector
 # (-short: no broker, no root, no network namespaces; they fail fast, in
 # about a minute and a half), then it installs what the integration tests
-# need (Artemis, through Maven) and runs the integration tests (real NATS
-# and Artemis, root link emulation) of the packages that have any.
+# need (Artemis, through Maven; Mosquitto, through apt-get) and runs the
+# integration tests (real NATS, Artemis and Mosquitto, root link
+# emulation) of the packages that have any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,8 +27,9 @@ go test -short -race -count=1 -timeout 10m ./... 2>&1 | tee /tmp/pslab-test-shor
 echo "== committed records write back byte-identically"
 go test -count=1 -run TestCommittedRecordsWriteBackByteIdentically ./internal/results
 
-echo "== install Artemis (cached after the first time)"
+echo "== install Artemis (cached after the first time) and Mosquitto (Debian's package, as root)"
 go run ./cmd/pslab broker install artemis
+go run ./cmd/pslab broker install mosquitto
 
 # A package has integration tests when one of its tests skips in -short
 # mode (itself, or through internal/testbroker's SkipShort and the helpers

@@ -35,8 +35,11 @@ type runFlags struct {
 	labName   string
 	brokerPID int
 	warmupRun bool
-	cpus      string
-	parallel  int
+	// skipUnsupported: --skip-unsupported, leave out (with a note) the
+	// cases a broker cannot express instead of refusing the run.
+	skipUnsupported bool
+	cpus            string
+	parallel        int
 	// containers: --container BROKER[=CONTAINER] (container.go)
 	containers []string
 }
@@ -98,6 +101,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.IntVar(&f.maxReps, "max-reps", 0, "cap on repetitions with a CI target (default: the file's max_reps:, else 10)")
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
+	fl.BoolVar(&f.skipUnsupported, "skip-unsupported", false, "leave out, with a note each, the cases a broker cannot express (e.g. dups-ok over MQTT QoS 0) instead of refusing the run")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPU sets of the broker and the load clients, disjoint: broker=LIST,clients=LIST (e.g. broker=1,clients=0), or off (default: the CPUs pslab may use split in two, the clients the lower half)")
 	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone (default: the file's parallel:, else 1)")
@@ -180,7 +184,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
 		brokers = sortedKeys(containerPIDs)
 	}
-	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
+	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, SkipUnsupported: f.skipUnsupported, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }

@@ -64,9 +64,23 @@ func Evaluate(f scenario.Factors, res *record.Result) []Check {
 		under = "across " + strings.Join(kinds, ", ")
 	}
 	restart := has(res.Faults, scenario.BrokerRestart)
+	// What the mechanism promises: the JMS factors' (a durable
+	// subscription keeps what is published while away; persistent
+	// delivery survives a restart), or the driver's (MQTT: by QoS).
+	p := res.Promises
+	durable := f.Subscription == scenario.Durable
+	keeps, survives := durable, f.Delivery == scenario.Persistent
+	basis := ""
+	if p != nil {
+		keeps, survives, basis = durable && p.KeepsWhileAway, p.SurvivesRestart, p.Basis+": "
+	}
+	why := ""
+	if p != nil && p.Why != "" {
+		why = " (" + p.Why + ")"
+	}
 	switch {
-	case f.Subscription == scenario.Durable && (f.Delivery == scenario.Persistent || !restart):
-		promise := "durable subscription: nothing lost " + under + " (beyond sends in doubt when a connection broke)"
+	case keeps && (survives || !restart):
+		promise := basis + "durable subscription: nothing lost " + under + " (beyond sends in doubt when a connection broke)"
 		switch {
 		case c.Lost <= doubt:
 			add(promise, lost, Holds)
@@ -75,11 +89,15 @@ func Evaluate(f scenario.Factors, res *record.Result) []Check {
 		default:
 			add(promise, lost, Fails)
 		}
-	case f.Subscription == scenario.Durable:
+	case keeps && p == nil:
 		add("durable, non-persistent: messages held by the broker do not survive its restart (loss allowed)", lost, Observed)
+	case keeps:
+		add(basis+"durable subscription: what the broker holds does not survive its restart"+why+" (loss allowed)", lost, Observed)
+	case durable:
+		add(basis+"durable subscription: nothing promised for messages published while its subscriber is away"+why, lost+" "+under, Observed)
 	default:
 		if due, ok := dueWhileAway(res.Faults); ok {
-			promise := fmt.Sprintf("non-durable subscription: loses about what was published while it was away (%.1f-%.1fx)", awayLossLow, awayLossHigh)
+			promise := fmt.Sprintf("%snon-durable subscription: loses about what was published while it was away (%.1f-%.1fx)", basis, awayLossLow, awayLossHigh)
 			obs := fmt.Sprintf("%s; %d published to it while away", lost, due)
 			switch {
 			case due == 0:
@@ -90,26 +108,41 @@ func Evaluate(f scenario.Factors, res *record.Result) []Check {
 				add(promise, fmt.Sprintf("%s (%.2fx)", obs, float64(c.Lost)/float64(due)), Fails)
 			}
 		} else {
-			add("non-durable subscription: nothing promised for messages published while it is not connected", lost+" "+under, Observed)
+			add(basis+"non-durable subscription: nothing promised for messages published while it is not connected", lost+" "+under, Observed)
 		}
 	}
 	dups := fmt.Sprintf("%d duplicated, %d flagged redelivered", c.Duplicated, c.Redelivered)
+	resent := resentDeliveries(c)
 	if c.Resent > 0 {
-		dups += fmt.Sprintf(", %d resent by a client after reconnecting", c.Resent)
+		dups += fmt.Sprintf(", %d resent by a client after reconnecting (%d deliveries)", c.Resent, resent)
 	}
-	switch f.Ack {
-	case scenario.AckAuto:
-		// JMS lets AUTO redeliver after a failure (the message then carries
-		// JMSRedelivered); a duplicate the broker did not flag breaks it.
+	switch {
+	case p != nil && p.NoDuplicates && (survives || !restart):
 		v := Holds
-		if c.Duplicated > c.Redelivered {
+		if c.Duplicated > 0 {
 			v = Fails
 		}
-		add("AUTO acknowledgement: no duplicates, except redeliveries flagged as such after a failure", dups, v)
-	case scenario.AckDupsOK:
-		add("DUPS_OK acknowledgement: duplicates allowed", dups, Observed)
-	case scenario.AckClient:
-		add("CLIENT acknowledgement: unacknowledged messages are redelivered after a failure (duplicates allowed)", dups, Observed)
+		add(basis+"no duplicates", dups, v)
+	case p != nil && p.NoDuplicates:
+		add(basis+"no duplicates while the broker's state lives; across its restart nothing is promised"+why, dups, Observed)
+	case f.Ack == scenario.AckAuto:
+		// JMS lets AUTO redeliver after a failure (the message then carries
+		// JMSRedelivered); a duplicate the broker did not flag breaks it,
+		// unless a client sent the message again after reconnecting (MQTT
+		// QoS 1 does: the copy reaches the subscribers unflagged).
+		v := Holds
+		if c.Duplicated > c.Redelivered+resent {
+			v = Fails
+		}
+		promise := "AUTO acknowledgement: no duplicates, except redeliveries flagged as such after a failure"
+		if p != nil || c.Resent > 0 {
+			promise += " and sends a client repeated after reconnecting"
+		}
+		add(basis+promise, dups, v)
+	case f.Ack == scenario.AckDupsOK:
+		add(basis+"DUPS_OK acknowledgement: duplicates allowed", dups, Observed)
+	case f.Ack == scenario.AckClient:
+		add(basis+"CLIENT acknowledgement: unacknowledged messages are redelivered after a failure (duplicates allowed)", dups, Observed)
 	}
 	v := Holds
 	if c.DecodeErrors > 0 || c.Unexpected > 0 {
@@ -140,6 +173,16 @@ func inDoubtDeliveries(c record.Counts) int64 {
 		return 0
 	}
 	return (c.InDoubt*c.Expected + c.Sent - 1) / c.Sent
+}
+
+// resentDeliveries converts sends a client repeated after reconnecting
+// into deliveries that may come twice (expected / sent per send, rounded
+// up).
+func resentDeliveries(c record.Counts) int64 {
+	if c.Resent == 0 || c.Sent == 0 {
+		return 0
+	}
+	return (c.Resent*c.Expected + c.Sent - 1) / c.Sent
 }
 
 // Failed counts the checks that failed.

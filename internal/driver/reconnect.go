@@ -99,6 +99,17 @@ func (l *ConnTracker) AddInDoubt(n int64) {
 	l.mu.Unlock()
 }
 
+// AddResent counts n sends the client sent again on a new connection
+// (MQTT's session resumption resends what was not acknowledged).
+func (l *ConnTracker) AddResent(n int64) {
+	if n <= 0 {
+		return
+	}
+	l.mu.Lock()
+	l.resent += n
+	l.mu.Unlock()
+}
+
 // Stats returns a copy of what the connection went through.
 func (l *ConnTracker) Stats() ConnStats {
 	l.mu.Lock()

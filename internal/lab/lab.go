@@ -73,6 +73,10 @@ type Options struct {
 	// Plan: off); see package cpuset and lab/cpus.go.
 	CPUs cpuset.Plan
 	iso  *isolation // CPUs in force, set by Run
+	// SkipUnsupported leaves out, with a note each, the cases a broker
+	// cannot express (its descriptor's Supports refuses them) instead of
+	// refusing the whole run.
+	SkipUnsupported bool
 	// Parallel, above 1, runs the cases of each shaped network in that
 	// many labs at once (parallel.go); wireline always runs in one. 0:
 	// the suite's `parallel:`, else 1. Run uses the plan's.
@@ -220,17 +224,27 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			}
 		}
 	}
+	refused := map[int]map[string]bool{} // with SkipUnsupported: case index -> brokers
 	for _, b := range p.Brokers {
 		k, _ := reg.Lookup(b)
-		for _, c := range p.Cases {
+		for i, c := range p.Cases {
 			if !c.ForBroker(b) {
 				continue
 			}
 			if err := k.Supports(c.Factors); err != nil {
+				if o.SkipUnsupported {
+					if refused[i] == nil {
+						refused[i] = map[string]bool{}
+					}
+					refused[i][b] = true
+					p.Notes = append(p.Notes, fmt.Sprintf("case %s not run on %s: %v", c.ID, b, err))
+					continue
+				}
 				problems = append(problems, fmt.Sprintf("%s: case %s on %s: %v", c.Where(), c.ID, b, err))
 			}
 		}
 	}
+	p.Cases = p.withoutRefused(refused)
 	problems = append(problems, checkLimits(p, o)...)
 	if len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
@@ -239,6 +253,33 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		return p, fmt.Errorf("no case of %s runs on %s (see the cases' brokers:)", s.File, strings.Join(p.Brokers, ", "))
 	}
 	return p, nil
+}
+
+// withoutRefused is the plan's cases, each restricted to the brokers
+// that did not refuse it (refused: by case index), and without those no
+// broker runs.
+func (p Plan) withoutRefused(refused map[int]map[string]bool) []scenario.Case {
+	if len(refused) == 0 {
+		return p.Cases
+	}
+	var out []scenario.Case
+	for i, c := range p.Cases {
+		if refused[i] == nil {
+			out = append(out, c)
+			continue
+		}
+		var keep []string
+		for _, b := range p.Brokers {
+			if c.ForBroker(b) && !refused[i][b] {
+				keep = append(keep, b)
+			}
+		}
+		if len(keep) > 0 {
+			c.Brokers = keep
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Summary is what a run did, for the table printed at the end.

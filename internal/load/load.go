@@ -114,6 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	iw := watchInterrupt(ctx)
 	res := r.measure(ctx)
 	res.Interrupted = iw.of(r)
+	if p, ok := cfg.Driver.(driver.Promiser); ok {
+		res.Promises = p.Promises(f)
+	}
 	res.Connect = res.Start.Sub(connectStart).Seconds()
 	closeStart := time.Now()
 	// Disconnect only: durable subscriptions stay on the broker, and the

@@ -91,6 +91,9 @@ type Result struct {
 	FirstError     string `json:"first_error,omitempty"`
 	// Faults are the case's scheduled faults as they happened.
 	Faults []FaultResult `json:"faults,omitempty"`
+	// Promises are what the case's mechanism promised (driver.Promiser),
+	// where not the JMS factors' (nil), for the audit.
+	Promises *Promises `json:"promises,omitempty"`
 	// ClientOutages counts times a client connection was lost and the
 	// driver noticed; UnexplainedOutages those that no scheduled fault
 	// explains (the link or broker dropped a connection by itself).

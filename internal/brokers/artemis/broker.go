@@ -34,6 +34,7 @@ type ArtemisConfig struct {
 	SocketBufferBytes int
 	Port              int           // STOMP port; default 61613
 	CorePort          int           // CORE port for `artemis perf client`; default 61616
+	MQTTPort          int           // MQTT port for artemis-mqtt; 0: any free one (not measured)
 	StartTimeout      time.Duration // default 60 s
 }
 
@@ -185,6 +186,9 @@ func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, er
 	if err != nil {
 		return driver.Endpoint{}, err
 	}
+	if err := a.upgradeAcceptors(); err != nil {
+		return driver.Endpoint{}, err
+	}
 	ip := h.ListenIP()
 	addr := net.JoinHostPort(ip, strconv.Itoa(a.cfg.Port))
 	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer(), AdminDialer: broker.AdminDialer(h)}
@@ -225,8 +229,8 @@ func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, er
 // javaArgs are appended to the instance profile's JAVA_ARGS; the later
 // -Xms/-Xmx win, the -D properties fill broker.xml's ${pslab.*} placeholders.
 func (a *Artemis) javaArgs(ip string) string {
-	return fmt.Sprintf("-Xms%dm -Xmx%dm -Dpslab.host=%s -Dpslab.stomp.port=%d -Dpslab.core.port=%d -Dpslab.socket.buffer=%d",
-		a.cfg.HeapMB, a.cfg.HeapMB, ip, a.cfg.Port, a.cfg.CorePort, a.cfg.SocketBufferBytes)
+	return fmt.Sprintf("-Xms%dm -Xmx%dm -Dpslab.host=%s -Dpslab.stomp.port=%d -Dpslab.core.port=%d -Dpslab.mqtt.port=%d -Dpslab.socket.buffer=%d",
+		a.cfg.HeapMB, a.cfg.HeapMB, ip, a.cfg.Port, a.cfg.CorePort, a.cfg.MQTTPort, a.cfg.SocketBufferBytes)
 }
 
 // cleanEnv drops variables that would change how bin/artemis runs.

@@ -15,10 +15,13 @@ import (
 // instance can serve on loopback or inside the lab's broker namespace.
 //   - stomp: STOMP only, what pslab measures.
 //   - artemis: CORE only, for `artemis perf client` against the same broker.
+//   - mqtt: MQTT only, for artemis-mqtt (mqtt.go); its port is 0, any
+//     free one, unless artemis-mqtt asks for its own.
 const acceptorsTemplate = `<acceptors>
-         <!-- written by pslab: STOMP for the measurements, CORE for "artemis perf client" -->
+         <!-- written by pslab: STOMP for the measurements, CORE for "artemis perf client", MQTT for artemis-mqtt -->
          <acceptor name="stomp">tcp://${pslab.host:127.0.0.1}:${pslab.stomp.port:%[1]d}?protocols=STOMP;tcpSendBufferSize=${pslab.socket.buffer:%[3]d};tcpReceiveBufferSize=${pslab.socket.buffer:%[3]d};useEpoll=true</acceptor>
          <acceptor name="artemis">tcp://${pslab.host:127.0.0.1}:${pslab.core.port:%[2]d}?protocols=CORE;tcpSendBufferSize=${pslab.socket.buffer:%[3]d};tcpReceiveBufferSize=${pslab.socket.buffer:%[3]d};useEpoll=true</acceptor>
+         <acceptor name="mqtt">tcp://${pslab.host:127.0.0.1}:${pslab.mqtt.port:0}?protocols=MQTT;tcpSendBufferSize=${pslab.socket.buffer:%[3]d};tcpReceiveBufferSize=${pslab.socket.buffer:%[3]d};useEpoll=true</acceptor>
       </acceptors>`
 
 var (
@@ -38,6 +41,20 @@ func (a *Artemis) writeAcceptors(brokerXML string) error {
 	repl := fmt.Sprintf(acceptorsTemplate, a.cfg.Port, a.cfg.CorePort, a.cfg.SocketBufferBytes)
 	out := acceptorsRE.ReplaceAllLiteral(b, []byte(repl))
 	return os.WriteFile(brokerXML, out, 0o644)
+}
+
+// upgradeAcceptors writes the acceptors again into an instance made
+// before its broker.xml had all of them (the MQTT acceptor came later).
+func (a *Artemis) upgradeAcceptors() error {
+	p := filepath.Join(a.InstanceDir(), "etc", "broker.xml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(string(b), `<acceptor name="mqtt">`) {
+		return nil
+	}
+	return a.writeAcceptors(p)
 }
 
 // acceptorURL is the effective acceptor URL for ip and port.
@@ -62,6 +79,7 @@ func (a *Artemis) Settings() map[string]string {
 		"socket_buffer_bytes": strconv.Itoa(a.cfg.SocketBufferBytes),
 		"stomp_acceptor":      a.acceptorURL(ip, a.cfg.Port, "STOMP"),
 		"core_acceptor":       a.acceptorURL(ip, a.cfg.CorePort, "CORE"),
+		"mqtt_acceptor":       a.acceptorURL(ip, a.cfg.MQTTPort, "MQTT"),
 		"instance":            a.InstanceDir(),
 	}
 	// Linux caps SO_SNDBUF/SO_RCVBUF at these; the effective buffer is the

@@ -54,7 +54,7 @@ func dialAdmin(ctx context.Context, ep driver.Endpoint) (*stompAdmin, error) {
 	subCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := c.request(subCtx, sub, "admin-subscribed"); err != nil {
-		c.abort()
+		c.Abort()
 		return nil, fmt.Errorf("artemis management: subscribe to %s: %w", a.replyTo, err)
 	}
 	return a, nil
@@ -64,16 +64,16 @@ func dialAdmin(ctx context.Context, ep driver.Endpoint) (*stompAdmin, error) {
 // then DISCONNECT (stomp_close.go), within wait.
 func (a *stompAdmin) close(wait time.Duration) error {
 	deadline := time.Now().Add(wait)
-	if a.conn.failure() == nil {
+	if a.conn.Failure() == nil {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		err := a.conn.unsubscribe(ctx, "admin")
 		cancel()
 		if err != nil {
-			a.conn.abort()
+			a.conn.Abort()
 			return fmt.Errorf("artemis management: unsubscribe from %s: %w", a.replyTo, err)
 		}
 	}
-	return a.conn.closeBy(deadline)
+	return a.conn.CloseBy(deadline)
 }
 
 // invoke calls operation op on the broker resource with params and returns
@@ -115,7 +115,7 @@ func (a *stompAdmin) invokeOn(ctx context.Context, resource, op string, params .
 			}
 			return parseManagementReply(op, r.Header.Get("_AMQ_OperationSucceeded"), r.Body)
 		case <-a.conn.done:
-			return nil, fmt.Errorf("artemis management %s: %w", op, a.conn.failure())
+			return nil, fmt.Errorf("artemis management %s: %w", op, a.conn.Failure())
 		case <-ctx.Done():
 			return nil, fmt.Errorf("artemis management %s: no reply: %w", op, ctx.Err())
 		}
@@ -173,7 +173,7 @@ func withPrefix(all []string, prefix string) []string {
 func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.admin != nil && d.admin.conn.failure() != nil { // e.g. the broker restarted
+	if d.admin != nil && d.admin.conn.Failure() != nil { // e.g. the broker restarted
 		d.admin.close(0)
 		d.admin = nil
 	}
@@ -187,7 +187,7 @@ func (d *stompDriver) withAdmin(ctx context.Context, fn func(*stompAdmin) error)
 	err := fn(d.admin)
 	// A broken connection, or one the broker stopped answering on: the
 	// next call dials a fresh one.
-	if err != nil && (d.admin.conn.failure() != nil || errors.Is(err, context.DeadlineExceeded)) {
+	if err != nil && (d.admin.conn.Failure() != nil || errors.Is(err, context.DeadlineExceeded)) {
 		d.admin.close(time.Second)
 		d.admin = nil
 	}

@@ -39,12 +39,12 @@ import (
 // every frame before the DISCONNECT is processed), then the socket is
 // closed. It returns the connection's earlier failure, if any.
 func (c *stompConn) close(wait time.Duration) error {
-	return c.closeBy(time.Now().Add(wait))
+	return c.CloseBy(time.Now().Add(wait))
 }
 
-// closeBy is close with an absolute deadline.
-func (c *stompConn) closeBy(deadline time.Time) error {
-	prior := c.failure()
+// CloseBy is close with an absolute deadline (driver.LinkConn).
+func (c *stompConn) CloseBy(deadline time.Time) error {
+	prior := c.Failure()
 	if prior == nil {
 		prior = c.disconnect(deadline)
 	}
@@ -77,7 +77,7 @@ func (c *stompConn) disconnect(deadline time.Time) error {
 		return fmt.Errorf("STOMP disconnect from %s: the broker did not close the connection within the close bound", c.addr)
 	}
 	var se *stompError
-	if err := c.failure(); errors.As(err, &se) {
+	if err := c.Failure(); errors.As(err, &se) {
 		return fmt.Errorf("STOMP disconnect from %s: %w", c.addr, err)
 	}
 	return nil // the end of the stream (or a reset after it) is the expected answer
@@ -100,12 +100,12 @@ func (c *stompConn) waitReader() {
 	}
 }
 
-// abort closes the socket without DISCONNECT, like a crashed client. After
+// Abort closes the socket without DISCONNECT, like a crashed client. After
 // a broker's ERROR it first lets the broker close the connection (bounded
 // by errorCloseWait, see brokerError).
-func (c *stompConn) abort() {
+func (c *stompConn) Abort() {
 	var se *stompError
-	if errors.As(c.failure(), &se) {
+	if errors.As(c.Failure(), &se) {
 		c.waitReader()
 	}
 	driver.ResetOnClose(c.nc)

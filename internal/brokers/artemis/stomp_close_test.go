@@ -166,8 +166,8 @@ func TestBrokerErrorBrokerClosesFirst(t *testing.T) {
 	}
 	<-c.done
 	var se *stompError
-	if !errors.As(c.failure(), &se) || se.msg != "AMQ339001 test" {
-		t.Errorf("failure %v, want the broker's ERROR", c.failure())
+	if !errors.As(c.Failure(), &se) || se.msg != "AMQ339001 test" {
+		t.Errorf("failure %v, want the broker's ERROR", c.Failure())
 	}
 	select {
 	case <-c.readDone:

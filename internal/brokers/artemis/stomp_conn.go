@@ -257,7 +257,7 @@ func (c *stompConn) failKeepOpen(err error) bool {
 }
 
 // failure returns the connection's error, nil while it is healthy.
-func (c *stompConn) failure() error {
+func (c *stompConn) Failure() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -306,7 +306,7 @@ func (c *stompConn) writeFrame(f *frame.Frame) error {
 	if c.closed {
 		return errors.New("STOMP connection closed")
 	}
-	if err := c.failure(); err != nil {
+	if err := c.Failure(); err != nil {
 		return err
 	}
 	c.wrote.Store(true)
@@ -326,7 +326,7 @@ func (c *stompConn) writeRaw(parts ...[]byte) error {
 	if c.closed {
 		return fmt.Errorf("STOMP connection closed: %w", errNotSent)
 	}
-	if err := c.failure(); err != nil {
+	if err := c.Failure(); err != nil {
 		return fmt.Errorf("%w: %w", err, errNotSent)
 	}
 	c.wrote.Store(true)
@@ -334,7 +334,7 @@ func (c *stompConn) writeRaw(parts ...[]byte) error {
 		c.bw.Write(p)
 	}
 	if err := c.bw.Flush(); err != nil {
-		if e := c.failure(); e != nil {
+		if e := c.Failure(); e != nil {
 			return e
 		}
 		go c.fail(err)
@@ -371,3 +371,7 @@ func CheckSTOMP(ctx context.Context, ep driver.Endpoint) (string, error) {
 	}
 	return c.server, c.close(5 * time.Second)
 }
+
+// Done is closed once the connection has failed or was closed
+// (driver.LinkConn).
+func (c *stompConn) Done() <-chan struct{} { return c.done }

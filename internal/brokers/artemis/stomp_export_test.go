@@ -34,7 +34,7 @@ func STOMPConsumers(ctx context.Context, d driver.Driver, queue string) (n int, 
 func AbortSTOMPSubscriber(s driver.Subscriber) {
 	sub := s.(*stompSub)
 	sub.stopTimer()
-	sub.link.abort()
+	sub.link.Abort()
 }
 
 // STOMPPendingAcks is the number of handled but unacknowledged messages.

@@ -68,7 +68,7 @@ func (d *stompDriver) Publisher(ctx context.Context, s driver.PubSpec) (driver.P
 	}
 	p := &stompPub{
 		link:   l,
-		last:   l.current(),
+		last:   l.Current(),
 		prefix: sendPrefix(stompTopic(s.Case, s.Topic), s.Case.Factors.Delivery == scenario.Persistent),
 		window: uint64(s.Window),
 		every:  uint64(stompReceiptEvery(s.Window)),
@@ -90,19 +90,19 @@ func (d *stompDriver) Publisher(ctx context.Context, s driver.PubSpec) (driver.P
 }
 
 // ConnStats implements ConnReporter.
-func (p *stompPub) ConnStats() driver.ConnStats { return p.link.log.Stats() }
+func (p *stompPub) ConnStats() driver.ConnStats { return p.link.Log.Stats() }
 
 // conn waits for a usable connection. On a new one, what the old one had
 // not confirmed is counted in doubt: the old connection's reader has
 // stopped (stompLink aborts it before redialing), so no receipt of it can
 // still arrive.
 func (p *stompPub) conn(ctx context.Context) (*stompConn, error) {
-	c, err := p.link.conn(ctx)
+	c, err := p.link.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if c != p.last {
-		p.link.log.AddInDoubt(int64(p.sent - p.confirmed.Load()))
+		p.link.Log.AddInDoubt(int64(p.sent - p.confirmed.Load()))
 		p.confirmed.Store(p.sent)
 		p.last = c
 	}
@@ -162,7 +162,7 @@ func (p *stompPub) Publish(ctx context.Context, m driver.Message) error {
 		seq := p.sent + 1
 		if seq > p.window {
 			if err := p.waitConfirmed(ctx, c, seq-p.window); err != nil {
-				if c.failure() != nil && ctx.Err() == nil {
+				if c.Failure() != nil && ctx.Err() == nil {
 					continue // lost: wait for the next connection
 				}
 				return err
@@ -209,7 +209,7 @@ func (p *stompPub) onReceipt(seq uint64) func(error) {
 // them are processed (for persistent messages: stored).
 func (p *stompPub) waitConfirmed(ctx context.Context, c *stompConn, seq uint64) error {
 	for p.confirmed.Load() < seq {
-		if err := c.failure(); err != nil {
+		if err := c.Failure(); err != nil {
 			return err
 		}
 		select {
@@ -235,7 +235,7 @@ func (p *stompPub) Flush(ctx context.Context) error {
 			return err
 		}
 		err = p.flushOn(ctx, c)
-		if err == nil || ctx.Err() != nil || c.failure() == nil {
+		if err == nil || ctx.Err() != nil || c.Failure() == nil {
 			return err
 		}
 	}
@@ -265,8 +265,8 @@ func (p *stompPub) flushOn(ctx context.Context, c *stompConn) error {
 // the connection, the socket. While the broker is unreachable it stops
 // reconnecting and returns at once.
 func (p *stompPub) Close() error {
-	return p.link.close(10*time.Second, nil)
+	return p.link.Close(10*time.Second, nil)
 }
 
 // Abort implements Aborter.
-func (p *stompPub) Abort() { p.link.abort() }
+func (p *stompPub) Abort() { p.link.Abort() }

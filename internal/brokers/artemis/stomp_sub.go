@@ -155,7 +155,7 @@ func (s *stompSub) subscribe(ctx context.Context, c *stompConn) error {
 }
 
 // ConnStats implements ConnReporter.
-func (s *stompSub) ConnStats() driver.ConnStats { return s.link.log.Stats() }
+func (s *stompSub) ConnStats() driver.ConnStats { return s.link.Log.Stats() }
 
 // frameSize estimates the encoded size Artemis counts against the
 // consumer window.
@@ -268,12 +268,12 @@ func (s *stompSub) Close() error {
 	if s.pol.flushClose {
 		s.mu.Lock()
 		var err error
-		if s.ackConn != nil && s.ackConn == s.link.current() {
+		if s.ackConn != nil && s.ackConn == s.link.Current() {
 			err = s.ackLocked()
 		}
 		s.mu.Unlock()
 		if err != nil {
-			s.link.abort()
+			s.link.Abort()
 			return err
 		}
 	}
@@ -286,7 +286,7 @@ func (s *stompSub) Close() error {
 			return nil
 		}
 	}
-	return s.link.close(10*time.Second, farewell)
+	return s.link.Close(10*time.Second, farewell)
 }
 
 // Abort implements Aborter: no more deliveries, no last ack, no DISCONNECT.
@@ -295,7 +295,7 @@ func (s *stompSub) Abort() {
 	s.closing = true
 	s.mu.Unlock()
 	s.stopTimer()
-	s.link.abort()
+	s.link.Abort()
 }
 
 // Unsubscribe implements Subscriber: UNSUBSCRIBE (with the durable name,
@@ -318,16 +318,16 @@ func (s *stompSub) Unsubscribe() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), driver.CloseBound)
 	defer cancel()
-	c, err := s.link.conn(ctx)
+	c, err := s.link.Conn(ctx)
 	if err != nil {
-		s.link.abort()
+		s.link.Abort()
 		return fmt.Errorf("subscriber %d: UNSUBSCRIBE: broker unreachable: %w", s.spec.ID, err)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.unsubscribe(ctx, "0", durable...); err != nil {
-		s.link.abort()
+		s.link.Abort()
 		return fmt.Errorf("subscriber %d: UNSUBSCRIBE: %w", s.spec.ID, err)
 	}
-	return s.link.close(10*time.Second, nil)
+	return s.link.Close(10*time.Second, nil)
 }

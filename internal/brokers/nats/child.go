@@ -47,6 +47,17 @@ func serveNATS() error {
 	}
 	opts := Options(host, port, monitorHost, monitorPort, os.Getenv("PSLAB_NATS_STORE"),
 		os.Getenv("PSLAB_NATS_USER"), os.Getenv("PSLAB_NATS_PASSWORD"))
+	if m := os.Getenv("PSLAB_NATS_MQTT"); m != "" {
+		h, p, err := net.SplitHostPort(m)
+		if err != nil {
+			return fmt.Errorf("PSLAB_NATS_MQTT: %w", err)
+		}
+		mp, err := strconv.Atoi(p)
+		if err != nil {
+			return fmt.Errorf("PSLAB_NATS_MQTT: %w", err)
+		}
+		WithMQTT(opts, h, mp)
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return err

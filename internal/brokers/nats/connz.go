@@ -41,6 +41,8 @@ type connzConn struct {
 	NumSubs  int      `json:"subscriptions"`
 	Subs     []string `json:"subscriptions_list"`
 	Reason   string   `json:"reason"` // why the server closed it (state=closed)
+	// MQTTClient is the client id of an MQTT connection (nats-mqtt).
+	MQTTClient string `json:"mqtt_client,omitempty"`
 }
 
 // connzPageSize is how many connections one /connz request asks for.

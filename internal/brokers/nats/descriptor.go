@@ -9,13 +9,8 @@ package nats
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -69,49 +64,20 @@ func Descriptor() brokers.Descriptor {
 	}
 }
 
-// state is what `pslab broker start nats` leaves for `stop` (0600: it
-// holds the generated credentials).
-type state struct {
-	Name     string `json:"name"`
-	PID      int    `json:"pid"`
-	URL      string `json:"url"`
-	User     string `json:"user"`
-	Password string `json:"password"`
-	Store    string `json:"store,omitempty"`
-}
-
 // StatePath is where `pslab broker start nats` keeps its state.
-func StatePath() string { return filepath.Join(broker.CacheDir(), Name+".state.json") }
-
-func readState() (state, error) {
-	var st state
-	data, err := os.ReadFile(StatePath())
-	if err != nil {
-		return st, err
-	}
-	return st, json.Unmarshal(data, &st)
-}
+func StatePath() string { return broker.DetachedPath(Name) }
 
 // start runs a detached nats-server on 127.0.0.1:4222, its monitoring on
 // 8222.
 func start(_ context.Context, out, _ io.Writer) error {
-	if st, err := readState(); err == nil && broker.ProcessAlive(st.PID) {
-		return fmt.Errorf("%s is already running (pid %d, %s); stop it first with `pslab broker stop %s`", Name, st.PID, st.URL, Name)
+	if err := broker.CheckNoDetached(Name); err != nil {
+		return err
 	}
 	b := NewServer(ServerConfig{Port: 4222, MonitorPort: 8222, Detached: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ep, err := b.Start(ctx, broker.LoopbackHost{})
+	st, ep, err := broker.StartDetached(Name, b, func(ep driver.Endpoint) broker.Detached {
+		return broker.Detached{Name: Name, PID: b.PID(), URL: ep.URL, User: ep.User, Password: ep.Password, Store: b.Settings()["jetstream_store"]}
+	})
 	if err != nil {
-		return err
-	}
-	st := state{Name: Name, PID: b.PID(), URL: ep.URL, User: ep.User, Password: ep.Password, Store: b.Settings()["jetstream_store"]}
-	data, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.MkdirAll(broker.CacheDir(), 0o700); err != nil {
-		return err
-	}
-	if err := os.WriteFile(StatePath(), data, 0o600); err != nil {
-		_ = b.Stop(context.Background())
 		return err
 	}
 	fmt.Fprintf(out, "%s running, pid %d\nurl:      %s\nuser:     %s\npassword: %s\nmonitor:  %s (give --url nats=nats://USER:PASSWORD@127.0.0.1:4222?monitor=8222)\n(state in %s)\n",
@@ -120,25 +86,4 @@ func start(_ context.Context, out, _ io.Writer) error {
 }
 
 // stop stops what start left running and removes its store and state.
-func stop(ctx context.Context, out io.Writer) error {
-	st, err := readState()
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no %s started by `pslab broker start` (no %s)", Name, StatePath())
-	}
-	if err != nil {
-		return err
-	}
-	if broker.ProcessAlive(st.PID) {
-		if err := broker.StopDetached(ctx, st.PID, 10*time.Second); err != nil {
-			return err
-		}
-	}
-	if st.Store != "" {
-		os.RemoveAll(st.Store)
-	}
-	if err := os.Remove(StatePath()); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s stopped (pid %d)\n", Name, st.PID)
-	return nil
-}
+func stop(ctx context.Context, out io.Writer) error { return broker.StopDetachedBroker(ctx, Name, out) }

@@ -62,6 +62,9 @@ func (d *Driver) Name() string { return Name }
 // Supports implements Driver: every factor combination of Gaddah & Kunz
 // has a NATS mapping; of the filter kinds only subject filters do.
 func (d *Driver) Supports(f scenario.Factors) error {
+	if f.Ack == scenario.AckExactlyOnce {
+		return fmt.Errorf("nats: ack %s (MQTT QoS 2) has no NATS expression: JetStream acknowledges at least once (its publish deduplication is by message id, not a delivery handshake): %w", f.Ack, driver.ErrUnsupported)
+	}
 	if why := FilterRefusals.Check(f); why != "" {
 		return fmt.Errorf("nats: %s: %w", why, driver.ErrUnsupported)
 	}

@@ -3,14 +3,12 @@ package nats
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -37,6 +35,10 @@ type ServerConfig struct {
 	LogFile string
 	// StartTimeout bounds start-up; default 15 s.
 	StartTimeout time.Duration
+	// MQTT opens the server's MQTT listener (nats-mqtt, mqtt.go) on
+	// MQTTPort: 0 picks a free port on loopback, 1883 in a namespace.
+	MQTT     bool
+	MQTTPort int
 }
 
 // Server is an embedded nats-server (v2.15.2, JetStream on) that runs as a
@@ -48,12 +50,12 @@ type ServerConfig struct {
 type Server struct {
 	cfg ServerConfig
 
-	mu       sync.Mutex // guards everything below; PID is read by samplers
-	cmd      *exec.Cmd  // nil when not running
-	exited   chan struct{}
-	host     broker.Host // set by Start, kept for Restart
+	mu       sync.Mutex   // guards everything below; PID is read by samplers
+	proc     *broker.Proc // from Start to Stop
+	host     broker.Host  // set by Start, kept for Restart
 	addr     string
 	monitor  string // host:port of the HTTP monitoring endpoint
+	mqtt     string // host:port of the MQTT listener; "" without
 	store    string // kept from Start to Stop, across Kill and Restart
 	password string
 	logPath  string
@@ -82,17 +84,17 @@ func (n *Server) Settings() map[string]string {
 func (n *Server) PID() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.cmd == nil || n.cmd.Process == nil {
+	if n.proc == nil {
 		return 0
 	}
-	return n.cmd.Process.Pid
+	return n.proc.PID()
 }
 
 // Start implements Broker: a fresh store, a fresh password and (on
 // loopback) a free port.
 func (n *Server) Start(ctx context.Context, h broker.Host) (driver.Endpoint, error) {
 	n.mu.Lock()
-	if n.cmd != nil || n.store != "" {
+	if n.proc != nil || n.store != "" {
 		n.mu.Unlock()
 		return driver.Endpoint{}, errors.New("nats: already started")
 	}
@@ -122,6 +124,14 @@ func (n *Server) Start(ctx context.Context, h broker.Host) (driver.Endpoint, err
 	// Who owns the store: `pslab clean` and later runs remove the stores
 	// of owners that are gone (a killed run), never a live one's.
 	_ = os.WriteFile(filepath.Join(store, StoreOwnerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+	if n.cfg.MQTT {
+		mqttPort, err := portOn(h, n.cfg.MQTTPort, MQTTPort)
+		if err != nil {
+			n.mu.Unlock()
+			return driver.Endpoint{}, err
+		}
+		n.mqtt = net.JoinHostPort(h.ListenIP(), strconv.Itoa(mqttPort))
+	}
 	n.store, n.password, n.host = store, broker.RandomSecret(), h
 	n.addr = net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
 	n.monitor = net.JoinHostPort(h.ListenIP(), strconv.Itoa(monitorPort))
@@ -129,10 +139,13 @@ func (n *Server) Start(ctx context.Context, h broker.Host) (driver.Endpoint, err
 	if n.logPath == "" {
 		n.logPath = filepath.Join(store, "nats-server.log")
 	}
-	exited, err := n.launchLocked()
+	command, err := n.commandLocked()
+	proc := &broker.Proc{What: "nats-server", Host: h, Log: n.logPath, Addr: n.addr, Timeout: n.cfg.StartTimeout,
+		Command: command}
+	n.proc = proc
 	n.mu.Unlock()
 	if err == nil {
-		err = n.waitReady(ctx, exited)
+		err = proc.Launch(ctx)
 	}
 	if err != nil {
 		_ = n.Stop(context.Background())
@@ -160,20 +173,14 @@ func portOn(h broker.Host, configured, def int) (int, error) {
 	return def, nil
 }
 
-// launchLocked starts the child process on n.host with n's address, store
-// and password. Called with n.mu held.
-func (n *Server) launchLocked() (<-chan struct{}, error) {
-	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
+// commandLocked is the command of the child process with n's address,
+// store and password. Called with n.mu held.
+func (n *Server) commandLocked() (func() *exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(),
+	env := append(os.Environ(),
 		broker.ChildEnv+"="+childName,
 		"PSLAB_NATS_LISTEN="+n.addr,
 		"PSLAB_NATS_MONITOR="+n.monitor,
@@ -181,40 +188,23 @@ func (n *Server) launchLocked() (<-chan struct{}, error) {
 		"PSLAB_NATS_USER=pslab",
 		"PSLAB_NATS_PASSWORD="+n.password,
 		"PSLAB_NATS_DETACHED="+strconv.FormatBool(n.cfg.Detached),
+		"PSLAB_NATS_MQTT="+n.mqtt,
 	)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := n.host.Start(cmd); err != nil {
-		return nil, fmt.Errorf("start nats-server: %w", err)
-	}
-	exited := make(chan struct{})
-	n.cmd, n.exited = cmd, exited
-	go func() { _ = cmd.Wait(); close(exited) }()
-	return exited, nil
-}
-
-// waitReady waits until the server accepts TCP connections.
-func (n *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
-	timeout := n.cfg.StartTimeout
-	if timeout == 0 {
-		timeout = 15 * time.Second
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := broker.WaitTCP(wctx, n.host.Dialer(), n.addr, exited); err != nil {
-		return fmt.Errorf("nats-server at %s not ready within %s: %w (log: %s)", n.addr, timeout, err, n.logPath)
-	}
-	return nil
+	return func() *exec.Cmd {
+		cmd := exec.Command(exe)
+		cmd.Env = env
+		return cmd
+	}, nil
 }
 
 // Exited implements Watched.
 func (n *Server) Exited() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.cmd == nil {
+	if n.proc == nil {
 		return nil
 	}
-	return broker.ExitedOnItsOwn("nats-server", n.cmd, n.exited, n.logPath)
+	return n.proc.Exited()
 }
 
 // Kill implements Restartable: SIGKILL to the server's process group, as a
@@ -222,32 +212,22 @@ func (n *Server) Exited() error {
 func (n *Server) Kill() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.cmd == nil {
+	if n.proc == nil {
 		return errors.New("nats: not running")
 	}
-	err := broker.KillProcessGroup(n.cmd.Process.Pid, n.exited)
-	n.cmd = nil
-	return err
+	return n.proc.Kill()
 }
 
 // Restart implements Restartable: the same address, password and store
 // (JetStream recovers its file-stored streams and consumers from it).
 func (n *Server) Restart(ctx context.Context) error {
 	n.mu.Lock()
-	if n.cmd != nil {
-		n.mu.Unlock()
-		return errors.New("nats: restart while running (Kill first)")
-	}
-	if n.store == "" {
-		n.mu.Unlock()
+	proc := n.proc
+	n.mu.Unlock()
+	if proc == nil {
 		return errors.New("nats: restart of a broker that was never started (or was stopped)")
 	}
-	exited, err := n.launchLocked()
-	n.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return n.waitReady(ctx, exited)
+	return proc.Relaunch(ctx)
 }
 
 // Stop implements Broker: SIGTERM, then SIGKILL after 10 s; removes the store.
@@ -255,9 +235,9 @@ func (n *Server) Stop(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var err error
-	if n.cmd != nil {
-		err = broker.StopProcessGroup(ctx, n.cmd.Process.Pid, n.exited, 10*time.Second)
-		n.cmd = nil
+	if n.proc != nil {
+		err = n.proc.Stop(ctx, 10*time.Second)
+		n.proc = nil
 	}
 	if n.store != "" {
 		os.RemoveAll(n.store)
