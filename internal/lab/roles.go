@@ -110,6 +110,9 @@ func (s networkSpec) checkRoles(o Options) error {
 	if len(o.URLs) > 0 || o.BrokerPID != 0 {
 		return fmt.Errorf("network %s: a link per role needs the broker pslab starts in the lab's own broker namespace, not one reached by --url or --broker-pid", s.name)
 	}
+	if o.Policy != nil {
+		return fmt.Errorf("network %s: a link per role is not supported in capacity mode yet: its bounds and verdicts take one link's profile and verification, and this network has two", s.name)
+	}
 	return nil
 }
 

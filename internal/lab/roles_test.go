@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
 
@@ -88,7 +89,18 @@ func TestRoleNetworkRefusedBeforeRunning(t *testing.T) {
 	_, err = MakePlan(s, Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "runs in memory inside pslab")
+
+	s.Brokers = []string{"nats"}
+	_, err = MakePlan(s, Options{Policy: refusingPolicy{}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not supported in capacity mode")
 }
+
+// refusingPolicy is a capacity policy that never runs anything.
+type refusingPolicy struct{}
+
+func (refusingPolicy) Next(PolicyRow, []results.Record) (PolicyRun, bool) { return PolicyRun{}, true }
+func (refusingPolicy) Left(PolicyRow, []results.Record) (int, int)        { return 0, 0 }
 
 // TestRoleNetworkLinkRates: on a network with a link per role the
 // publishers' flow control follows their link's rate to the broker, the
