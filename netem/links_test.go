@@ -138,6 +138,9 @@ func exchangeUDP(t *testing.T, l *Lab, n int) map[Direction]int {
 		// The receiver reads while the sender sends: 200 datagrams left in
 		// the socket until the end overflow its default receive buffer
 		// (212992 B holds about 166 of them).
+		if u, ok := rx.(*net.UDPConn); ok {
+			_ = u.SetReadBuffer(4 << 20) // and room for a stalled reader
+		}
 		arrived := make(chan int)
 		go func() {
 			buf := make([]byte, 200)
