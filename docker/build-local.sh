@@ -12,8 +12,11 @@
 #
 # Each image carries the label pslab.inputs, a hash of what it is made of;
 # an image whose label matches is kept, not rebuilt. Needs root (debootstrap),
-# Go, and for Artemis its distribution in ~/.m2 (pslab broker install artemis
-# puts it there). Builds use --network none: nothing is fetched inside.
+# Go, and for Artemis its distribution: `pslab broker install artemis
+# --print-path` names it in Maven's local repository (fetching it first if
+# needed), where Maven itself keeps it (Java's user.home is the passwd
+# entry's home, not $HOME). Builds use --network none: nothing is fetched
+# inside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DOCKER=${DOCKER:-docker}
@@ -23,8 +26,8 @@ NATS_VERSION=${NATS_VERSION#v}
 ARTEMIS_VERSION=${ARTEMIS_VERSION:-2.44.0}
 MOSQUITTO_VERSION=2.0.11 # Debian bookworm's, what pslab installs on the host
 BASE=pslab/java17:bookworm
-M2=${HOME}/.m2/repository/org/apache/activemq/apache-artemis/${ARTEMIS_VERSION}
 TARBALL=apache-artemis-${ARTEMIS_VERSION}-bin.tar.gz
+DIST= # the tarball's path, from pslab (artemis_dist)
 
 say() { printf 'build-local: %s\n' "$*" >&2; }
 
@@ -81,24 +84,27 @@ nats_image() {
 }
 
 artemis_dist() {
-	if [ ! -f "$M2/$TARBALL" ]; then
-		say "no $M2/$TARBALL: fetching it through Maven (pslab broker install artemis)"
-		go run ./cmd/pslab broker install artemis >&2
+	[ -z "$DIST" ] || return 0
+	DIST=$(go run ./cmd/pslab broker install artemis --print-path)
+	if [ "$(basename "$DIST")" != "$TARBALL" ] || [ ! -f "$DIST" ]; then
+		say "pslab named no $TARBALL (got '$DIST')"
+		exit 1
 	fi
+	say "Artemis distribution: $DIST"
 }
 
 artemis_image() {
 	local image=pslab/artemis:$ARTEMIS_VERSION hash ctx
 	artemis_dist
 	java_base
-	hash=$(inputs docker/artemis/Dockerfile docker/artemis/docker-run.sh "$M2/$TARBALL" "$(image_id "$BASE")")
+	hash=$(inputs docker/artemis/Dockerfile docker/artemis/docker-run.sh "$DIST" "$(image_id "$BASE")")
 	if current "$image" "$hash"; then
 		say "$image is current (inputs $hash)"
 		return
 	fi
 	ctx=$(mktemp -d)
 	cp -p docker/artemis/Dockerfile docker/artemis/docker-run.sh "$ctx/"
-	ln "$M2/$TARBALL" "$ctx/$TARBALL" 2>/dev/null || cp "$M2/$TARBALL" "$ctx/"
+	ln "$DIST" "$ctx/$TARBALL" 2>/dev/null || cp "$DIST" "$ctx/$TARBALL"
 	build "$image" "$hash" "$ctx" --build-arg "BASE=$BASE" --build-arg "ARTEMIS_VERSION=$ARTEMIS_VERSION"
 	rm -rf "$ctx"
 }
@@ -125,7 +131,7 @@ pslab_image() {
 	java_base
 	ctx=$(mktemp -d)
 	CGO_ENABLED=0 go build -trimpath -o "$ctx/pslab" ./cmd/pslab
-	hash=$(inputs docker/pslab/Dockerfile "$ctx/pslab" "$M2/$TARBALL" "$(image_id "$BASE")" \
+	hash=$(inputs docker/pslab/Dockerfile "$ctx/pslab" "$DIST" "$(image_id "$BASE")" \
 		"$(tar -c --sort=name --mtime=@0 --owner=0 --group=0 scenarios | sha256sum)")
 	if current "$image" "$hash"; then
 		say "$image is current (inputs $hash)"
@@ -135,7 +141,7 @@ pslab_image() {
 	cp docker/pslab/Dockerfile "$ctx/"
 	cp -r scenarios "$ctx/"
 	mkdir "$ctx/m2"
-	cp "$M2/$TARBALL" "$M2/$TARBALL.sha1" "$ctx/m2/" 2>/dev/null || cp "$M2/$TARBALL" "$ctx/m2/"
+	cp "$DIST" "$DIST.sha1" "$ctx/m2/" 2>/dev/null || cp "$DIST" "$ctx/m2/"
 	build "$image" "$hash" "$ctx" --build-arg "BASE=$BASE" --build-arg "ARTEMIS_VERSION=$ARTEMIS_VERSION"
 	rm -rf "$ctx"
 }

@@ -105,7 +105,13 @@ var unshaped = Profile{Name: "unshaped", Duplex: DuplexFull}
 // else (Gilbert-Elliott loss, traces, outages, 802.11, queues in packets,
 // jitter in order, and delay on a kernel without netem) to the relay.
 func (l *Lab) chooseBackend(p Profile) (Backend, error) {
-	want := l.opts.Backend
+	return backendFor(l.opts.Backend, p, l.kernelNetem)
+}
+
+// backendFor is chooseBackend's decision for a lab asking for backend
+// want ("" for the profile's own or automatic); hasNetem says whether the
+// kernel has sch_netem (asked only when the decision needs it).
+func backendFor(want Backend, p Profile, hasNetem func() (bool, error)) (Backend, error) {
 	if want == "" && p.Backend != "auto" {
 		want = Backend(p.Backend)
 	}
@@ -113,7 +119,7 @@ func (l *Lab) chooseBackend(p Profile) (Backend, error) {
 	case BackendRelay, BackendTBFNft:
 		return want, nil
 	}
-	has, err := l.kernelNetem()
+	has, err := hasNetem()
 	if err != nil {
 		return "", err
 	}

@@ -140,3 +140,18 @@ func TestExpectedRTT(t *testing.T) {
 	assert.InDelta(t, 100*(1-(1-p.GE().MeanLoss())*0.9), ExpectedLossPct(p), 1e-9)
 	assert.False(t, p.BurstCheckable(), "outages hide the loss model's runs")
 }
+
+// TestCheckProfileNeedsARelayCapableProgram: CheckProfile decides the
+// backend as Apply would, and a relay profile is refused before anything
+// in a program that cannot be the relay.
+func TestCheckProfileNeedsARelayCapableProgram(t *testing.T) {
+	p := Profile{Name: "r", DelayMs: 5, Duplex: DuplexFull, Backend: string(BackendRelay)}
+	saved := relayCapable
+	defer func() { relayCapable = saved }()
+	relayCapable = true
+	require.NoError(t, CheckProfile(p))
+	relayCapable = false
+	err := CheckProfile(p)
+	assert.ErrorIs(t, err, ErrRelayUnavailable)
+	assert.Contains(t, err.Error(), `"r"`)
+}

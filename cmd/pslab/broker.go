@@ -49,27 +49,56 @@ Brokers:
   pslab broker start nats
   pslab broker stop nats`,
 	}
-	cmd.AddCommand(&cobra.Command{
+	var printPath bool
+	install := &cobra.Command{
 		Use:   "install NAME",
 		Short: "Install a broker into pslab's cache",
 		Long: `Install a broker into pslab's cache directory, as its summary below says
-(Artemis: the distribution fetched through Maven, whose local repository is
-the cache, unpacked, and an instance created with a generated password
-stored with mode 0600, required login, no web console and a bounded heap;
-docs/artemis.md). Nothing half-done is left looking complete. A broker
-embedded in pslab needs no install.
+(Artemis: the distribution fetched through Maven into Maven's local
+repository, found as Maven finds it: -Dmaven.repo.local in MAVEN_ARGS or
+MAVEN_OPTS, <localRepository> of the settings, else .m2/repository under
+Java's user.home, the passwd entry's home directory, not $HOME; pslab
+passes it to mvn explicitly. It is unpacked, and an instance created with a
+generated password stored with mode 0600, required login, no web console
+and a bounded heap; docs/artemis.md). Nothing half-done is left looking
+complete. A broker embedded in pslab needs no install.
+
+--print-path then prints the path of the broker's distribution archive (for
+Artemis, in Maven's local repository) on stdout, alone (fetched again if it
+is missing there), for scripts (docker/build-local.sh); everything else goes
+to stderr. A broker without a distribution archive refuses it.
 
 Brokers:
 ` + brokerList(),
-		Example: "  pslab broker install artemis",
+		Example: "  pslab broker install artemis\n  pslab broker install artemis --print-path",
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: withBroker("cannot be installed", func(d brokers.Descriptor) func(*cobra.Command) error {
 			if d.Install == nil {
 				return nil
 			}
-			return func(cmd *cobra.Command) error { return d.Install(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()) }
+			if printPath && d.Distribution == nil {
+				return func(*cobra.Command) error {
+					return badInputf("%s --print-path: pslab keeps no distribution archive of it: %s", d.Name, d.Summary)
+				}
+			}
+			return func(cmd *cobra.Command) error {
+				if !printPath {
+					return d.Install(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				}
+				if err := d.Install(cmd.Context(), cmd.ErrOrStderr(), cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+				p, err := d.Distribution(cmd.Context(), cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), p)
+				return nil
+			}
 		}),
-	})
+	}
+	install.Flags().BoolVar(&printPath, "print-path", false, "after installing, print the path of the distribution archive (in Maven's local repository) alone on stdout")
+	cmd.AddCommand(install)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "start NAME",
 		Short: "Start a broker in the background on loopback",

@@ -339,10 +339,11 @@ func runCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityFlag
 	if err := checkCapacityPlans(plans); err != nil {
 		return err
 	}
-	root, err := startRunInfo(cmd, files, plans, f.out)
+	root, lock, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {
 		return err
 	}
+	defer lock.Release()
 	return runCapacityPlans(cmd, plans, opts, p, root)
 }
 
@@ -424,10 +425,11 @@ func writeWith(path string, write func(io.Writer) error) error {
 // resumeCapacity continues the capacity run in rf.dir with the files and
 // flags its run.json keeps (as run --resume does for runs).
 func resumeCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityFlags, rf resumeFlags) error {
-	info, stored, sf, scf, err := storedCapacityRun(cmd, files, rf)
+	info, lock, stored, sf, scf, err := storedCapacityRun(cmd, files, f.urls, rf)
 	if err != nil {
 		return err
 	}
+	defer lock.Release()
 	resumedFlags(cmd, &sf, f, rf)
 	opts, p, err := capacityOptions(stored, sf, scf)
 	if err != nil {
@@ -438,22 +440,35 @@ func resumeCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityF
 	})
 }
 
-// storedCapacityRun reads run.json of a capacity run and its flags.
-func storedCapacityRun(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInfo, *cobra.Command, runFlags, capacityFlags, error) {
+// storedCapacityRun reads run.json of a capacity run and its flags (with
+// the URLs urls give again, resumeURLs), and holds the run's lock
+// (checkResume) when it returns no error.
+func storedCapacityRun(cmd *cobra.Command, files, urls []string, rf resumeFlags) (lab.RunInfo, *results.DirLock, *cobra.Command, runFlags, capacityFlags, error) {
 	var sf runFlags
 	var scf capacityFlags
-	info, err := checkResume(cmd, files, rf)
+	info, lock, err := checkResume(cmd, files, rf)
 	if err != nil {
-		return info, nil, sf, scf, err
+		return info, nil, nil, sf, scf, err
+	}
+	fail := func(err error) (lab.RunInfo, *results.DirLock, *cobra.Command, runFlags, capacityFlags, error) {
+		lock.Release()
+		return info, nil, nil, sf, scf, err
 	}
 	if info.Command != capacityCommand {
-		return info, nil, sf, scf, badInputf("%s is a run of pslab run, not of pslab capacity: resume it with pslab run --resume %s", rf.dir, rf.dir)
+		return fail(badInputf("%s is a run of pslab run, not of pslab capacity: resume it with pslab run --resume %s", rf.dir, rf.dir))
 	}
-	stored, err := storedCommand(cmd, capacityCommand, info, rf.dir, func(c *cobra.Command) {
+	args, err := resumeURLs(info.Args, urls, filepath.Join(rf.dir, lab.RunInfoFile))
+	if err != nil {
+		return fail(err)
+	}
+	stored, err := storedCommand(cmd, capacityCommand, args, rf.dir, func(c *cobra.Command) {
 		addRunFlags(c, &sf, true)
 		addCapacityFlags(c, &scf)
 	})
-	return info, stored, sf, scf, err
+	if err != nil {
+		return fail(err)
+	}
+	return info, lock, stored, sf, scf, nil
 }
 
 func newCapacityTableCmd() *cobra.Command {
@@ -524,7 +539,7 @@ func bundleParams(cmd *cobra.Command, dir string) (capacity.Params, error) {
 	}
 	var sf runFlags
 	var scf capacityFlags
-	stored, err := storedCommand(cmd, capacityCommand, info, infoDir, func(c *cobra.Command) {
+	stored, err := storedCommand(cmd, capacityCommand, info.Args, infoDir, func(c *cobra.Command) {
 		addRunFlags(c, &sf, true)
 		addCapacityFlags(c, &scf)
 	})

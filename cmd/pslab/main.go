@@ -126,7 +126,7 @@ func init() {
 		if cpuProfile == "" {
 			return nil
 		}
-		f, err := os.Create(cpuProfile)
+		f, err := os.OpenFile(cpuProfile, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 		if err != nil {
 			return err
 		}

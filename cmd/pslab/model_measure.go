@@ -69,6 +69,11 @@ func modelMeasure(cmd *cobra.Command, f runFlags, dir, exps string) error {
 	if err != nil {
 		return err
 	}
+	lock, err := lockOut(f.out) // one writer: the bundles, fits and REPORT.md
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	// One signal watch for every experiment: the first SIGINT stops the
 	// whole measurement, not only the experiment in progress.
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())

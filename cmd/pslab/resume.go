@@ -28,7 +28,8 @@ func addResumeFlags(cmd *cobra.Command, rf *resumeFlags) {
 // how it is resumed, and what does not change what is measured.
 var notStored = map[string]bool{"out": true, "resume": true, "force": true, "lab": true, "verbose": true}
 
-// storedArgs are the files and flags of a run as run.json keeps them.
+// storedArgs are the files and flags of a run as run.json keeps them,
+// with the credentials of --url values left out (storedURL).
 func storedArgs(cmd *cobra.Command, files []string) []string {
 	var args []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -37,6 +38,9 @@ func storedArgs(cmd *cobra.Command, files []string) []string {
 		}
 		if sv, ok := fl.Value.(pflag.SliceValue); ok {
 			for _, v := range sv.GetSlice() {
+				if fl.Name == "url" {
+					v = storedURL(v)
+				}
 				args = append(args, "--"+fl.Name+"="+v)
 			}
 			return
@@ -46,44 +50,61 @@ func storedArgs(cmd *cobra.Command, files []string) []string {
 	return append(args, files...)
 }
 
-// startRunInfo writes run.json for a new run and returns the output root
-// to run into. A root that already holds a run is refused: that run is
-// resumed with --resume, or the new one goes elsewhere. Several files
-// without --out go to a directory each and cannot be resumed (said).
-func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out string) (string, error) {
+// startRunInfo takes the lock of the output root and writes run.json for
+// a new run; it returns the root to run into and its lock, held until the
+// run ends. A root another pslab holds, or that already holds a run, is
+// refused: that run is resumed with --resume, or the new one goes
+// elsewhere. Several files without --out go to a directory each and cannot
+// be resumed (said).
+func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out string) (string, *results.DirLock, error) {
 	root := out
 	if root == "" && len(plans) == 1 {
 		root = outDir("", plans[0].Suite.Name, false)
 	}
 	if root == "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note: several scenario files without --out: each goes to its own directory, and the run cannot be resumed (give --out DIR to make it resumable)")
-		return "", nil
+		return "", nil, nil
+	}
+	args := storedArgs(cmd, files)
+	lock, err := lockOut(root)
+	if err != nil {
+		return "", nil, err
 	}
 	if _, err := os.Stat(filepath.Join(root, lab.RunInfoFile)); err == nil && holdsRecords(root) {
-		return "", badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
+		lock.Release()
+		return "", nil, badInputf("%s already holds a run (%s): continue it with --resume %s, or give another --out", root, lab.RunInfoFile, root)
 	}
-	info, err := lab.NewRunInfo(storedArgs(cmd, files), files)
+	info, err := lab.NewRunInfo(args, files)
+	if err == nil {
+		if cmd.Name() != "run" && cmd.Name() != "sweep" {
+			info.Command = cmd.Name()
+		}
+		err = lab.WriteRunInfo(root, info)
+	}
 	if err != nil {
-		return "", err
+		lock.Release()
+		return "", nil, err
 	}
-	if cmd.Name() != "run" && cmd.Name() != "sweep" {
-		info.Command = cmd.Name()
-	}
-	return root, lab.WriteRunInfo(root, info)
+	return root, lock, nil
 }
 
 // resumeRun continues the run in rf.dir with the files and flags its
 // run.json keeps. Everything is checked before anything is changed.
 func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) error {
-	info, err := checkResume(cmd, files, rf)
+	info, lock, err := checkResume(cmd, files, rf)
 	if err != nil {
 		return err
 	}
+	defer lock.Release()
 	if info.Command != "" {
 		return badInputf("%s is a run of pslab %s: resume it with pslab %s --resume %s", rf.dir, info.Command, info.Command, rf.dir)
 	}
+	args, err := resumeURLs(info.Args, f.urls, filepath.Join(rf.dir, lab.RunInfoFile))
+	if err != nil {
+		return err
+	}
 	var sf runFlags
-	stored, err := storedCommand(cmd, "run", info, rf.dir, func(c *cobra.Command) { addRunFlags(c, &sf, true) })
+	stored, err := storedCommand(cmd, "run", args, rf.dir, func(c *cobra.Command) { addRunFlags(c, &sf, true) })
 	if err != nil {
 		return err
 	}
@@ -123,13 +144,14 @@ func resumePlans(cmd *cobra.Command, rf resumeFlags, info lab.RunInfo, stored *c
 }
 
 // storedCommand is the command a run was started with, its flags (those
-// add registers) parsed from the run.json in dir.
-func storedCommand(cmd *cobra.Command, name string, info lab.RunInfo, dir string, add func(*cobra.Command)) (*cobra.Command, error) {
+// add registers) parsed from args, the run.json in dir's (Args, with the
+// URLs a resume gave again: resumeURLs).
+func storedCommand(cmd *cobra.Command, name string, args []string, dir string, add func(*cobra.Command)) (*cobra.Command, error) {
 	stored := &cobra.Command{Use: name}
 	add(stored)
 	stored.SetErr(cmd.ErrOrStderr())
 	stored.SetOut(cmd.OutOrStdout())
-	if err := stored.Flags().Parse(info.Args); err != nil {
+	if err := stored.Flags().Parse(args); err != nil {
 		return nil, badInputf("%s: args: %v", filepath.Join(dir, lab.RunInfoFile), err)
 	}
 	return stored, nil
@@ -139,27 +161,38 @@ func storedCommand(cmd *cobra.Command, name string, info lab.RunInfo, dir string
 // changed: no files or flags of its own (they are the run's), a run.json,
 // and the scenario files unchanged unless --force. A changed pslab build
 // is said, not refused: the lab sets aside the other build's records and
-// their rows start over, unless --force counts them (identity.go).
-func checkResume(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInfo, error) {
+// their rows start over, unless --force counts them (identity.go). It
+// takes the run's lock (no other writer meanwhile), held until the
+// resume ends (the caller releases it).
+func checkResume(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInfo, *results.DirLock, error) {
 	if len(files) > 0 {
-		return lab.RunInfo{}, badInputf("--resume %s takes the scenario files from %s; give none (got %s)", rf.dir, filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(files, " "))
+		return lab.RunInfo{}, nil, badInputf("--resume %s takes the scenario files from %s; give none (got %s)", rf.dir, filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(files, " "))
 	}
 	var given []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if !notStored[fl.Name] || fl.Name == "out" {
+		if (!notStored[fl.Name] || fl.Name == "out") && fl.Name != "url" {
 			given = append(given, "--"+fl.Name)
 		}
 	})
 	if len(given) > 0 {
-		return lab.RunInfo{}, badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
+		return lab.RunInfo{}, nil, badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose, and --url for a URL whose credentials run.json does not keep)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
 	}
 	info, err := lab.ReadRunInfo(rf.dir)
 	if err != nil {
-		return info, badInput(err)
+		return info, nil, badInput(err)
+	}
+	lock, err := lockOut(rf.dir) // the run's own lock: no other writer meanwhile
+	if err != nil {
+		return info, nil, err
+	}
+	if info, err = lab.ReadRunInfo(rf.dir); err != nil { // as its last writer left it
+		lock.Release()
+		return info, nil, badInput(err)
 	}
 	changes := info.Changes()
 	if len(changes) > 0 && !rf.force {
-		return info, badInputf("cannot resume %s, it would mix two measurements:\n  %s\n(--force resumes anyway; run.json then records what was overridden)", rf.dir, strings.Join(changes, "\n  "))
+		lock.Release()
+		return info, nil, badInputf("cannot resume %s, it would mix two measurements:\n  %s\n(--force resumes anyway; run.json then records what was overridden)", rf.dir, strings.Join(changes, "\n  "))
 	}
 	if v := info.VersionChange(); v != "" {
 		what := "the finished records of the other build are set aside and their rows start over (--force counts them, and the rows then mix)"
@@ -168,7 +201,7 @@ func checkResume(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInf
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", v, what)
 	}
-	return info, nil
+	return info, lock, nil
 }
 
 // resumeFinished sets aside the failed and interrupted records of the

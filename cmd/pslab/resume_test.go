@@ -67,7 +67,7 @@ func TestStoredArgsRoundTrip(t *testing.T) {
 	assert.Equal(t, "5%", f.ci)
 	assert.True(t, f.quick)
 	assert.Equal(t, "1-2", f.cases)
-	assert.Equal(t, []string{"nats=nats://a:b@127.0.0.1:1"}, f.urls)
+	assert.Equal(t, []string{"nats=redacted:nats://a:xxxxx@127.0.0.1:1"}, f.urls, "run.json keeps no password")
 	assert.Equal(t, []string{"s.yaml"}, back.Flags().Args())
 }
 
@@ -167,6 +167,7 @@ func TestResumeContinuesAnInterruptedRun(t *testing.T) {
 	for i := range keep {
 		require.NoError(t, b.Append(&keep[i]))
 	}
+	b.Close() // lets go of the directory's lock: one writer at a time
 
 	log, err = pslab("run", "--resume", out, "--lab", "pslabres")
 	require.NoError(t, err, log)

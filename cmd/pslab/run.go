@@ -58,7 +58,10 @@ side by side.
 The embedded NATS server is started (as a child process) by pslab itself; so
 is Artemis, which is installed on first use. Flags override the scenario
 file. All files are validated first: with any error, nothing is run and pslab
-exits with code 2.`,
+exits with code 2. The output directory has one writer: the run holds
+<out>/.pslab.lock until it ends, and a second run or resume into it is
+refused (exit 2, naming the holder's pid). run.json keeps a --url without
+its password (a resume asks for it again).`,
 		Example: `  pslab run scenarios/smoke.yaml
   pslab run scenarios/smoke.yaml --quick --network wireline
   pslab run scenarios/gaddah-kunz-set1.yaml --cases 1-4,17 --reps 3 --out runs/set1
@@ -73,7 +76,7 @@ exits with code 2.`,
 			if rf.dir != "" {
 				return resumeRun(cmd, args, f, rf)
 			}
-			return runRun(cmd, args, f)
+			return runRun(cmd, args, f, rf)
 		},
 	}
 	addRunFlags(cmd, &f, true)
@@ -109,19 +112,29 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.StringArrayVar(&f.containers, "container", nil, "measure a broker container through the emulated link: BROKER[=CONTAINER], e.g. nats (container pslab-nats) or artemis=pslab-artemis; finds its PID with docker inspect, credentials from NATS_*/ARTEMIS_* in the environment or ./.env (docs/containers.md)")
 }
 
-func runRun(cmd *cobra.Command, files []string, f runFlags) error {
+func runRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) error {
 	opts, err := optionsFrom(cmd, f)
+	if rf.force { // only a resume has something to force
+		const why = "--force: only with --resume DIR (it overrides a resume's refusal); a new run has nothing to force"
+		var bad badInputError
+		if err == nil {
+			err = badInputf("%s", why)
+		} else if errors.As(err, &bad) {
+			err = badInputf("%v\n%s", err, why)
+		}
+	}
 	if err != nil {
-		return err
+		return withFileProblems(err, files, f.quick)
 	}
 	plans, err := loadPlans(files, f.quick, opts)
 	if err != nil {
 		return err
 	}
-	root, err := startRunInfo(cmd, files, plans, f.out)
+	root, lock, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {
 		return err
 	}
+	defer lock.Release()
 	return runPlans(cmd, plans, opts, root)
 }
 
@@ -150,35 +163,47 @@ func loadPlans(files []string, quick bool, opts lab.Options) ([]lab.Plan, error)
 }
 
 // optionsFrom checks the shared flags and turns them into lab options.
+// Every problem of the flags is reported at once, as bad input.
 func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
-	if err := checkRunFlags(cmd, f); err != nil {
-		return lab.Options{}, err
+	var problems []string
+	var fatal error // an error that is no bad input (the machine)
+	add := func(err error) {
+		var bad badInputError
+		switch {
+		case err == nil:
+		case errors.As(err, &bad):
+			problems = appendNew(problems, strings.Split(err.Error(), "\n")...)
+		case fatal == nil:
+			fatal = err
+		}
 	}
+	add(checkRunFlags(cmd, f))
 	filter, err := parseCaseFilter(f.cases)
-	if err != nil {
-		return lab.Options{}, badInput(err)
-	}
+	add(badInput(err))
 	ciTarget, err := parsePercent(f.ci)
 	if err != nil {
-		return lab.Options{}, badInputf("--ci: %v", err)
+		add(badInputf("--ci: %v", err))
 	}
 	if f.maxReps < 0 || cmd.Flags().Changed("max-reps") && f.maxReps < 1 {
-		return lab.Options{}, badInputf("--max-reps must be at least 1, got %d", f.maxReps)
+		add(badInputf("--max-reps must be at least 1, got %d", f.maxReps))
 	}
 	if f.parallel < 0 || cmd.Flags().Changed("parallel") && f.parallel < 1 {
-		return lab.Options{}, badInputf("--parallel must be at least 1, got %d", f.parallel)
+		add(badInputf("--parallel must be at least 1, got %d", f.parallel))
 	}
 	urls, err := parseURLs(f.urls)
-	if err != nil {
-		return lab.Options{}, err
-	}
+	add(err)
 	cpus, err := parseCPUs(f.cpus)
-	if err != nil {
-		return lab.Options{}, err
+	add(err)
+	if urls == nil {
+		urls = map[string]string{}
 	}
 	brokerPID, containerPIDs, err := resolveContainers(f.containers, urls, f.brokerPID, processEnv(), dockerPID, netnsInode)
-	if err != nil {
-		return lab.Options{}, err
+	add(err)
+	if fatal != nil {
+		return lab.Options{}, fatal
+	}
+	if len(problems) > 0 {
+		return lab.Options{}, badInput(errors.New(strings.Join(problems, "\n")))
 	}
 	brokers := f.brokers
 	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
@@ -187,6 +212,23 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, SkipUnsupported: f.skipUnsupported, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
+}
+
+// withFileProblems adds to bad flags the problems of the scenario files
+// (as far as they can be checked without the flags), so that one try
+// shows them all; any other error is returned as it is.
+func withFileProblems(flagErr error, files []string, quick bool) error {
+	var bad badInputError
+	if !errors.As(flagErr, &bad) {
+		return flagErr
+	}
+	problems := strings.Split(flagErr.Error(), "\n")
+	for _, file := range files {
+		if _, err := scenario.Load(file, scenario.Options{Quick: quick}); err != nil {
+			problems = appendNew(problems, strings.Split(err.Error(), "\n")...)
+		}
+	}
+	return badInput(errors.New(strings.Join(problems, "\n")))
 }
 
 // runPlans runs validated plans one after the other and prints a summary
@@ -226,7 +268,7 @@ func beginPart(cmd *cobra.Command, out string) *results.Part {
 	var u unix.Utsname
 	_ = unix.Uname(&u)
 	about := fmt.Sprintf("%s, %s, %d cores, kernel %s, command: pslab %s",
-		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(os.Args[1:], " "))
+		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(redactedArgs(os.Args[1:]), " "))
 	part, err := results.BeginPart(out, about)
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", err)
@@ -268,6 +310,11 @@ func runPlansWith(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opt
 	for _, p := range plans {
 		o := opts
 		o.Out = outDir(out, p.Suite.Name, len(plans) > 1)
+		lock, err := lockOut(o.Out) // covered when the caller holds out
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 		for _, n := range p.Notes {
 			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 		}

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"pslab/internal/cpuset"
+	"pslab/internal/procs"
 )
 
 // ChildEnv names the environment variable that turns a pslab (or test)
@@ -100,22 +100,7 @@ func CacheDir() string {
 }
 
 // ProcessAlive is true for a running, non-zombie process.
-func ProcessAlive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// state follows the ")" closing the command name
-	for i := len(data) - 1; i >= 0; i-- {
-		if data[i] == ')' && i+2 < len(data) {
-			return data[i+2] != 'Z'
-		}
-	}
-	return true
-}
+func ProcessAlive(pid int) bool { return procs.Running(pid) }
 
 // RunTests is the TestMain of every test package that starts brokers: it
 // runs the broker child when the test binary was started as one, and the

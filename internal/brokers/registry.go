@@ -56,6 +56,10 @@ type Descriptor struct {
 	// Install installs the broker into pslab's cache (`pslab broker
 	// install`), writing progress to log and the outcome to out.
 	Install func(ctx context.Context, out, log io.Writer) error
+	// Distribution returns the path of the broker's distribution archive,
+	// fetching it first when it is missing (`pslab broker install
+	// --print-path`); nil: the broker has none (it is built into pslab).
+	Distribution func(ctx context.Context, log io.Writer) (string, error)
 	// Start starts a broker in the background on loopback for manual use
 	// (`pslab broker start`) and prints its URL and credentials to out.
 	Start func(ctx context.Context, out, log io.Writer) error
@@ -86,6 +90,21 @@ type Descriptor struct {
 	// publish) and to one subscriber (the delivery); nil when pslab cannot
 	// say. The link bound of a record is computed from it.
 	WireBytes func(prefix string, f scenario.Factors) (toBroker, toClient int)
+	// OwnProcess recognises a process of this broker that pslab started
+	// with its cache in cacheDir, by the process's command line and
+	// environment (NUL-separated, as /proc gives them), for the clean-up
+	// of dead runs (internal/cleanup); nil: pslab starts no process of it.
+	OwnProcess func(cacheDir string, cmdline, environ []byte) (OwnProcess, bool)
+}
+
+// OwnProcess is a broker process pslab started, as OwnProcess tells it.
+type OwnProcess struct {
+	What string // e.g. "Artemis (instance DIR)"
+	// Lab is the lab whose instance it runs ("" when it does not say).
+	Lab string
+	// KeepOnHost: on the host network it may have been left running on
+	// purpose (`pslab broker start`), so a clean-up never stops it there.
+	KeepOnHost bool
 }
 
 // Container is how pslab reaches a broker's container through the lab's

@@ -1,9 +1,12 @@
-// Package cleanup finds and removes what pslab runs leave on disk when
-// they are killed or when their lab name is not used again: what each
-// broker's Leftovers finds (its descriptor in internal/brokers says what:
-// stores of dead runs, per-lab instances no broker runs), and lab lock
-// files and namespaces no live lab holds. It never touches what a live
-// pslab uses.
+// Package cleanup finds and removes what pslab runs leave when they are
+// killed or when their lab name is not used again: broker processes of
+// dead runs (stopped gracefully, then killed; brokers.go says how they are
+// told from anything else, each broker's OwnProcess recognises its own),
+// what each broker's Leftovers finds on disk (its descriptor in
+// internal/brokers says what: stores of dead runs, per-lab instances no
+// broker runs), and lab lock files and namespaces no live lab holds. It
+// never touches what a live pslab uses: a broker whose pslab lives or
+// whose lab is held, a store or instance a live run uses, a held lock.
 package cleanup
 
 import (
@@ -21,8 +24,9 @@ type Options struct {
 	// same lab name would reuse (per-lab broker instances: pslab clean); a
 	// run leaves those.
 	Instances bool
-	// Registry holds the brokers whose leftovers are looked for (nil:
-	// brokers.Default, every broker the program registered).
+	// Registry holds the brokers whose processes of dead runs are stopped
+	// and whose leftovers are looked for (nil: brokers.Default, every
+	// broker the program registered).
 	Registry *brokers.Registry
 }
 
@@ -34,6 +38,8 @@ func Leftovers(o Options) (removed []string, err error) {
 	if reg == nil {
 		reg = brokers.Default
 	}
+	r, e := stopOrphans(findOrphans(reg, o.CacheDir), stopGrace) // first: their stores, instances and namespaces go next
+	removed, errs = append(removed, r...), append(errs, e)
 	lo := brokers.LeftoverOptions{CacheDir: o.CacheDir, Unused: o.Instances, LabHeld: func(name string) bool {
 		held, _ := netem.LabHeld(name)
 		return held

@@ -96,8 +96,7 @@ func progressLine(r *results.Record) string {
 	if r.Interrupted() {
 		head += ": INTERRUPTED (not a result)"
 	}
-	s := fmt.Sprintf("%s: pub %.1f msg/s, sub %.1f msg/s, latency mean %.2f ms p99 %.2f ms, lost %d dup %d",
-		head, res.PubTput, res.SubTput, res.Latency.MeanMs, res.Latency.P99Ms, res.Counts.Lost, res.Counts.Duplicated)
+	s := fmt.Sprintf("%s: %s, lost %d dup %d", head, measuredText(res), res.Counts.Lost, res.Counts.Duplicated)
 	if t := r.Throughput; t != nil && (r.Settings.Capacity || r.Factors.Filtered()) {
 		s += fmt.Sprintf(", r %.2f", t.Replication)
 		if r.Filter != nil {
@@ -123,4 +122,27 @@ func progressLine(r *results.Record) string {
 		s += fmt.Sprintf(" [%d flag(s)]", len(r.Flags))
 	}
 	return s
+}
+
+// notMeasured stands for a metric with no data in the window: a 0 there
+// would read as a measured zero.
+const notMeasured = "not measured"
+
+// measuredText is the throughputs and latency of a progress line, each
+// "not measured" where the window gave it no data: publisher throughput
+// when the publishers sent nothing in it (no-sends-in-window), subscriber
+// throughput when nothing arrived in it (no-deliveries-in-window), latency
+// when none of its messages arrived (no-latency).
+func measuredText(res *load.Result) string {
+	pub, sub, lat := "pub "+notMeasured, "sub "+notMeasured, "latency "+notMeasured
+	if res.Counts.SentInWindow > 0 {
+		pub = fmt.Sprintf("pub %.1f msg/s", res.PubTput)
+	}
+	if res.Counts.ReceivedInWindow > 0 {
+		sub = fmt.Sprintf("sub %.1f msg/s", res.SubTput)
+	}
+	if res.Latency.Count > 0 {
+		lat = fmt.Sprintf("latency mean %.2f ms p99 %.2f ms", res.Latency.MeanMs, res.Latency.P99Ms)
+	}
+	return pub + ", " + sub + ", " + lat
 }

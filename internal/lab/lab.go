@@ -6,23 +6,19 @@ package lab
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
+	"pslab/internal/buildid"
 	"pslab/internal/cpuset"
 	"pslab/internal/driver"
 	"pslab/internal/load"
@@ -155,7 +151,10 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if o.MaxReps > 0 {
 		p.MaxReps = o.MaxReps
 	}
-	if problems := checkNames(s, o, p.Brokers, p.Networks); len(problems) > 0 {
+	problems := checkNames(s, o, p.Brokers, p.Networks)
+	problems = append(problems, p.checkRepsRule(o)...)
+	problems = append(problems, checkURLSchemes(reg, o.URLs)...)
+	if len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	p.Parallel, o.Parallel = s.Parallel, max(o.Parallel, 0)
@@ -218,6 +217,11 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 				p.Notes = append(p.Notes, fmt.Sprintf("network %s skipped: link emulation needs root and network namespaces (%v)", n, err))
 				continue
 			}
+			for _, prof := range spec.profiles() { // as `pslab netem up` refuses them, before anything
+				if err := netem.CheckProfile(prof); err != nil {
+					return p, fmt.Errorf("network %s: %w", n, err)
+				}
+			}
 		}
 		nets = append(nets, n)
 	}
@@ -234,7 +238,6 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if len(p.Cases) == 0 {
 		return p, fmt.Errorf("no case of %s matches the --cases filter", s.File)
 	}
-	var problems []string
 	for _, c := range p.Cases {
 		for _, b := range c.Brokers {
 			if _, err := reg.Get(b); err != nil {
@@ -270,6 +273,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	if p.Units() == 0 {
 		return p, fmt.Errorf("no case of %s runs on %s (see the cases' brokers:)", s.File, strings.Join(p.Brokers, ", "))
 	}
+	p.Notes = append(p.Notes, p.quickShapedNotes(o.Quick)...)
 	return p, nil
 }
 
@@ -329,6 +333,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer bundle.Close()
 	removeLeftovers(log)
 	if o.Policy != nil {
 		o.floor = measureFloor(log)
@@ -340,7 +345,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
-	lr.pr.labs = p.labsByNetwork(o)
+	lr.pr.labs, lr.pr.quick = p.labsByNetwork(o), o.Quick
 	lr.pr.policy = o.Policy
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
@@ -513,6 +518,9 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 // bundle, adds it to the summary and prints its progress line with the
 // run's ETA.
 func (lr *labRun) record(rec *results.Record, network string) error {
+	if err := lr.bundle.CheckNew(rec); err != nil { // before its histogram overwrites another's
+		return fmt.Errorf("write record: %w", err)
+	}
 	if rec.Result != nil && rec.Result.Histogram != nil {
 		if enc, err := rec.Result.Histogram.Encode(); err == nil {
 			rec.HistFile, _ = lr.bundle.WriteHistogram(histName(rec), enc)
@@ -668,57 +676,16 @@ func newRunID() string {
 		strconv.FormatInt(int64(rand.IntN(36*36*36)), 36))
 }
 
-// Version is pslab's version: the VCS revision it was built from, or, for
-// a build without version control stamping (go build -buildvcs=false, go
-// test), "devel-" and the first 12 hex digits of the SHA-256 of the
-// executable, so that two such builds are told apart (records pooled by
-// their build, results.Identity); plain "devel" only when the executable
-// cannot be read.
-func Version() string {
-	versionOnce.Do(func() { version = buildVersion() })
-	return version
-}
+// Version is pslab's build identity, short form (package buildid): the
+// VCS revision it was built from when stamped, else the SHA-256 of its
+// executable; "+dirty" when its source tree is known to have differed.
+func Version() string { return buildid.Current().Short() }
 
-var (
-	versionOnce sync.Once
-	version     string
-)
-
-func buildVersion() string {
-	v := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v = s.Value[:12]
-			}
-		}
-		if v != "" {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.modified" && s.Value == "true" {
-					v += "+dirty"
-				}
-			}
-			return v
-		}
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "devel"
-	}
-	f, err := os.Open(exe)
-	if err != nil {
-		return "devel"
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "devel"
-	}
-	return "devel-" + hex.EncodeToString(h.Sum(nil))[:12]
-}
+// Build is the long form of Version: revision, tree state, executable hash.
+func Build() string { return buildid.Current().Long() }
 
 func versions(b broker.Broker) results.Versions {
-	return results.Versions{Pslab: Version(), Go: runtime.Version(), Kernel: kernel(), Broker: b.Version()}
+	return results.Versions{Pslab: Version(), PslabBuild: Build(), Go: runtime.Version(), Kernel: kernel(), Broker: b.Version()}
 }
 
 func kernel() string {

@@ -33,6 +33,8 @@ type progress struct {
 	// labs is the number of labs running a network's cases at once
 	// (parallel.go; absent: one).
 	labs map[string]int
+	// quick: a --quick run (its phases over shaped links, Plan.caseOn).
+	quick bool
 	// policy, when the run has one, estimates the runs of rows not
 	// started yet (policy.go).
 	policy RowPolicy
@@ -74,7 +76,7 @@ func (pr *progress) perRunOf(net string) time.Duration {
 	var sum time.Duration
 	n := 0
 	for _, c := range pr.plan.Cases {
-		c = pr.plan.Suite.ForNetwork(c, net)
+		c = pr.plan.caseOn(c, net, pr.quick)
 		sum += c.Warmup + c.Window + c.Drain + overheadEstimate
 		n++
 	}

@@ -85,7 +85,7 @@ func newSchedule(p Plan, o Options, b, net string, seed int64) *schedule {
 		if !c.ForBroker(b) {
 			continue
 		}
-		r := &row{c: p.Suite.ForNetwork(c, net), used: map[int]bool{}}
+		r := &row{c: p.caseOn(c, net, o.Quick), used: map[int]bool{}}
 		for i := range o.Finished {
 			f := &o.Finished[i]
 			if f.Suite == p.Suite.Name && f.CaseID == c.ID && f.Broker == b && f.Network.Profile == net {

@@ -22,7 +22,11 @@ type RunInfo struct {
 	// Command is the pslab command that made the run when it is not
 	// pslab run ("capacity"): its flags are that command's.
 	Command string `json:"command,omitempty"`
-	Pslab   string `json:"pslab"`
+	// Pslab is the build identity (Version); PslabBuild its long form
+	// (Build). A resume by another build sets aside the other build's
+	// finished records unless forced (identity.go).
+	Pslab      string `json:"pslab"`
+	PslabBuild string `json:"pslab_build,omitempty"`
 	// Args are the run's scenario files and flags as given, without
 	// --out, --resume, --force, --lab and --verbose.
 	Args    []string         `json:"args"`
@@ -44,12 +48,14 @@ type ResumeOccasion struct {
 	At      time.Time        `json:"at"`
 	Machine *results.Machine `json:"machine"`
 	Pslab   string           `json:"pslab"`
-	Forced  []string         `json:"forced,omitempty"`
+	// PslabBuild is Build() of the resuming pslab.
+	PslabBuild string   `json:"pslab_build,omitempty"`
+	Forced     []string `json:"forced,omitempty"`
 }
 
 // NewRunInfo describes a run of files (scenario files) with args, now.
 func NewRunInfo(args, files []string) (RunInfo, error) {
-	info := RunInfo{Pslab: Version(), Args: args, Started: time.Now().UTC(), Machine: thisMachine()}
+	info := RunInfo{Pslab: Version(), PslabBuild: Build(), Args: args, Started: time.Now().UTC(), Machine: thisMachine()}
 	for _, f := range files {
 		h, err := hashFile(f)
 		if err != nil {
@@ -92,7 +98,7 @@ func (info RunInfo) Changes() []string {
 // it does not.
 func (info RunInfo) VersionChange() string {
 	if v := Version(); v != info.Pslab {
-		return fmt.Sprintf("pslab is version %s, the run was made with %s", v, info.Pslab)
+		return fmt.Sprintf("pslab is build %s, the run was made with %s (build identities: docs/design.md, \"Build identity\")", v, info.Pslab)
 	}
 	return ""
 }
@@ -129,5 +135,5 @@ func ReadRunInfo(dir string) (RunInfo, error) {
 // NewResumeOccasion describes continuing a run here and now, with the
 // changes --force overrode.
 func NewResumeOccasion(forced []string) ResumeOccasion {
-	return ResumeOccasion{At: time.Now().UTC(), Machine: thisMachine(), Pslab: Version(), Forced: forced}
+	return ResumeOccasion{At: time.Now().UTC(), Machine: thisMachine(), Pslab: Version(), PslabBuild: Build(), Forced: forced}
 }

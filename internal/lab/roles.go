@@ -29,6 +29,15 @@ type networkSpec struct {
 	perRole bool
 }
 
+// profiles are the network's links' profiles: one, or the publishers' and
+// the subscribers'.
+func (s networkSpec) profiles() []netem.Profile {
+	if !s.perRole {
+		return []netem.Profile{s.pub}
+	}
+	return []netem.Profile{s.pub, s.sub}
+}
+
 // errRoleSpec is wrapped by every refusal of a spec with roles.
 var errRoleSpec = errors.New("a network with a link per role is pub=PROFILE+sub=PROFILE")
 

@@ -2,9 +2,15 @@ package lab
 
 import (
 	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"pslab/internal/broker"
+	"pslab/internal/brokers"
 	"pslab/internal/scenario"
 	"pslab/netem"
 )
@@ -48,7 +54,7 @@ func checkNames(s *scenario.Suite, o Options, brokers, networks []string) []stri
 // CheckLab reports a lab name that is bad or that another run holds now.
 func CheckLab(name string) error {
 	if name == "" {
-		name = "pslab"
+		return fmt.Errorf("--lab '': a lab needs a name, 1-10 characters a-z0-9 (default pslab)")
 	}
 	if err := netem.CheckOptions(netem.Options{Prefix: name}); err != nil {
 		return fmt.Errorf("--lab %s: %w", name, err)
@@ -87,6 +93,45 @@ func checkLimits(p Plan, o Options) []string {
 				problems = append(problems, fmt.Sprintf("%s: case %s on %s: %d connections need about %d open files, and ulimit -n is %d (raise it, e.g. ulimit -n %d)",
 					c.Where(), c.ID, b, conns, need, lim.Cur, max(2*need, 4096)))
 			}
+		}
+	}
+	return problems
+}
+
+// checkRepsRule refuses a repetition rule that contradicts itself: with a
+// CI target a row runs at least reps and at most max reps, so reps above
+// an explicit max reps (flag or file) is no rule.
+func (p Plan) checkRepsRule(o Options) []string {
+	if p.CITarget <= 0 || p.MaxReps <= 0 || p.Reps <= p.MaxReps {
+		return nil
+	}
+	reps := fmt.Sprintf("%s: reps: %d", p.Suite.File, p.Reps)
+	if o.Reps > 0 {
+		reps = fmt.Sprintf("--reps %d", p.Reps)
+	}
+	maxReps := fmt.Sprintf("%s: max_reps: %d", p.Suite.File, p.MaxReps)
+	if o.MaxReps > 0 {
+		maxReps = fmt.Sprintf("--max-reps %d", p.MaxReps)
+	}
+	return []string{fmt.Sprintf("%s is more than %s: with a CI target each row runs at least reps and at most max reps repetitions", reps, maxReps)}
+}
+
+// checkURLSchemes refuses a --url whose scheme is not one its broker
+// speaks (the registry's Schemes): http://… for nats would be dialled as
+// NATS and fail, or reach something else.
+func checkURLSchemes(reg *brokers.Registry, urls map[string]string) []string {
+	var problems []string
+	for _, name := range slices.Sorted(maps.Keys(urls)) {
+		d, ok := reg.Lookup(name)
+		if !ok || len(d.Schemes) == 0 {
+			continue // an unknown broker is reported by MakePlan
+		}
+		u, err := url.Parse(urls[name])
+		if err != nil {
+			continue // NewExternal says what is wrong with it
+		}
+		if !slices.Contains(d.Schemes, u.Scheme) {
+			problems = append(problems, fmt.Sprintf("--url %s=%s: scheme %s is not one of %s's (%s)", name, broker.Redact(urls[name]), u.Scheme, name, strings.Join(d.Schemes, ", ")))
 		}
 	}
 	return problems

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -56,13 +57,30 @@ func (r *run) startFaults(ctx context.Context, start time.Time) (wait func()) {
 	faults := r.cfg.Case.Faults
 	r.faults = make([]FaultResult, len(faults))
 	var wg sync.WaitGroup
+	// The link's steps share one link: each is applied after the one
+	// before it was undone, in the order of their start, even when a busy
+	// machine makes an undo late (the step then starts late, and its
+	// StartS says so). Other faults run each on their own.
+	var link []int
 	for i, f := range faults {
+		if f.Kind == scenario.LinkOutage || f.Kind == scenario.LinkLoss {
+			link = append(link, i)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r.runFault(ctx, i, f, start)
 		}()
 	}
+	sort.SliceStable(link, func(a, b int) bool { return faults[link[a]].At < faults[link[b]].At })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, i := range link {
+			r.runFault(ctx, i, faults[i], start)
+		}
+	}()
 	return wg.Wait
 }
 
@@ -81,6 +99,9 @@ func (r *run) runFault(ctx context.Context, i int, f scenario.Fault, start time.
 	if !sleepUntil(ctx, begin) {
 		fr.Error = "not applied: run cancelled"
 		return
+	}
+	if late := time.Now(); late.After(begin) {
+		begin = late // a link step after a late undo: it still lasts For
 	}
 	subs := r.affected(f)
 	fr.StartS = time.Since(start).Seconds()

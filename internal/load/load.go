@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	iw := watchInterrupt(ctx)
+	r.iw = iw
 	res := r.measure(ctx)
 	res.Interrupted = iw.of(r)
 	if p, ok := cfg.Driver.(driver.Promiser); ok {
@@ -144,6 +145,7 @@ type run struct {
 	publishErrors          atomic.Int64
 	inflight               *inFlight // nil: no in_flight bound
 	faults                 []FaultResult
+	iw                     *interruptWatch // the phase an interruption happened in
 }
 
 func (r *run) noteErr(err error) {
@@ -286,6 +288,7 @@ func (r *run) measure(ctx context.Context) *Result {
 	waitFaults := r.startFaults(ctx, start)
 	windowEnd := r.warmUp(ctx, start, t0).Add(c.Window)
 	r.waitUntil(ctx, windowEnd, start, func() bool { return false })
+	r.iw.enter("drain")
 	stop.Store(true)
 	// Publishers flush what they sent: the broker confirms every send
 	// (PubAck, STOMP receipt, PONG) before the drain decides what is

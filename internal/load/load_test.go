@@ -58,9 +58,12 @@ func TestEndToEndOnEmbeddedNATS(t *testing.T) {
 				assert.Zero(t, n.DecodeErrors)
 				assert.Zero(t, n.Unexpected)
 				assert.Zero(t, n.PublishErrors, res.FirstError)
-				assert.Positive(t, n.ReceivedInWindow)
-				assert.Positive(t, res.Latency.MeanMs)
-				assert.Positive(t, res.SubTput)
+				assert.Positive(t, n.Received)
+				// Latency covers every message sent inside the window that
+				// arrived, once each (a stalled window on a busy machine
+				// may have none: then nothing is measured, not 0 ms).
+				assert.LessOrEqual(t, res.Latency.Count, n.SentInWindow)
+				assert.Equal(t, res.Latency.Count > 0, res.Latency.MeanMs > 0, "a mean where there are samples, none where there are none")
 				assert.LessOrEqual(t, n.ReceivedInWindow+n.Late, n.Received)
 				if sub == scenario.NonDurable && del == scenario.NonPersistent {
 					assert.Zero(t, n.Duplicated, "core NATS on loopback must not duplicate")
@@ -70,6 +73,7 @@ func TestEndToEndOnEmbeddedNATS(t *testing.T) {
 					// message and the consumer gets all of them.
 					assert.Zero(t, n.Lost, "persistent delivery on loopback loses nothing")
 					assert.True(t, res.DrainComplete)
+					assert.Equal(t, n.SentInWindow, res.Latency.Count, "every message sent in the window arrived and was timed once")
 				}
 			})
 		}

@@ -89,6 +89,7 @@ func (r *run) warmUp(ctx context.Context, start time.Time, t0 int64) time.Time {
 			st.Why += " (warm-up not extended: the case schedules faults)"
 		}
 	}
+	r.iw.enter("window") // before the window's clock starts: see interruptWatch
 	ws := now()
 	r.windowEnd.Store(ws + int64(c.Window))
 	r.windowStart.Store(ws)

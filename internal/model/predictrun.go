@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -97,6 +98,9 @@ func PredictTable(s PredictSettings) ([]LabeledPrediction, error) {
 				if err != nil {
 					return nil, err
 				}
+				if err := finitePrediction(pr); err != nil {
+					return nil, fmt.Errorf("%s: %w", ps.name, err)
+				}
 				out = append(out, LabeledPrediction{Set: ps.name, Prediction: pr})
 			}
 		}
@@ -110,8 +114,8 @@ func ParseList(flag, s string) ([]float64, error) {
 	var out []float64
 	for _, part := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || v < 0 || v != v {
-			return nil, fmt.Errorf("%s %q: want non-negative numbers separated by commas", flag, s)
+		if err != nil || v < 0 || v != v || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s %q: want finite non-negative numbers separated by commas", flag, s)
 		}
 		out = append(out, v)
 	}
@@ -194,6 +198,9 @@ func givenSet(s PredictSettings) ([]paramSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--%s: %w", k, err)
 		}
+		if v < 0 {
+			return nil, fmt.Errorf("--%s %s: a time per message, filter or copy is not negative", k, given[k])
+		}
 		vals = append(vals, v)
 		delete(given, k)
 	}
@@ -207,4 +214,16 @@ func givenSet(s PredictSettings) ([]paramSet, error) {
 		return nil, err
 	}
 	return []paramSet{{name: s.Form + " (given)", form: m}}, nil
+}
+
+// finitePrediction refuses a prediction a number of which, as printed,
+// is beyond what a float64 holds (B in µs, the throughputs, their
+// standard errors): the inputs are out of any model's range.
+func finitePrediction(p Prediction) error {
+	for _, v := range []float64{p.B * 1e6, p.BStdErr * 1e6, p.Received, p.ReceivedStdErr, p.Dispatched, p.DispatchedStdErr, p.Overall, p.OverallStdErr} {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return fmt.Errorf("at n_fltr=%g r=%g the prediction is not a finite number (B = %g s, received %g msgs/s): the inputs are beyond the model's range", p.NFilters, p.R, p.B, p.Received)
+		}
+	}
+	return nil
 }

@@ -80,3 +80,26 @@ func TestPredictTableRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictRefusesNonFiniteAndNegativeInputs: inputs that are not
+// finite, negative given times, and points where the prediction overflows
+// are refused as bad input. Before, --filters 1e308 --replication 1e308
+// printed B=+Inf, and --filters inf or --t-rcv -2 were taken.
+func TestPredictRefusesNonFiniteAndNegativeInputs(t *testing.T) {
+	for name, s := range map[string]PredictSettings{
+		"overflow":       {Published: "fiorano", Filters: "1e308", Replication: "1e308"},
+		"inf filters":    {Published: "fiorano", Filters: "inf", Replication: "1"},
+		"inf r":          {Published: "fiorano", Filters: "1", Replication: "+Inf"},
+		"negative r":     {Published: "fiorano", Filters: "1", Replication: "-1"},
+		"nan":            {Published: "fiorano", Filters: "NaN", Replication: "1"},
+		"negative t-rcv": {Form: "fiorano", TRcv: "-1", TFltr: "5", TTx: "1", Filters: "1", Replication: "1"},
+		"inf t-tx":       {Form: "fiorano", TRcv: "2", TFltr: "1", TTx: "inf", Filters: "1", Replication: "1"},
+		"tiny B":         {Form: "websphere", TRcv: "1e-320s", TFltr: "0", Filters: "1", Replication: "1"},
+	} {
+		s.SunMQFilters = "different" // the flag's default
+		out, err := PredictTable(s)
+		if err == nil {
+			t.Errorf("%s: accepted: %+v", name, out)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package mqtt
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,9 +113,20 @@ func TestBrokerRestartQoS1AndQoS2(t *testing.T) {
 			f := res.Faults[0]
 			assert.Empty(t, f.Error)
 			assert.Positive(t, res.ClientOutages, "clients noticed the restart")
-			assert.Zero(t, audit.Failed(cs), "every promise holds")
-			if ack == scenario.AckExactlyOnce {
-				assert.Zero(t, res.Counts.Duplicated)
+			// nats-server's MQTT does not always keep QoS 2's exactly-once
+			// across its restart: a CI run saw 2 of 1,620 deliveries twice,
+			// without the DUP flag (docs/mqtt.md). The audit must say so
+			// (its no-duplicates promise fails exactly when there are
+			// duplicates), and every other promise holds.
+			for _, ch := range cs {
+				if strings.Contains(ch.Promise, "no duplicates") {
+					assert.Equal(t, res.Counts.Duplicated > 0, ch.Verdict == audit.Fails, "%s: %s -> %s", ch.Promise, ch.Observed, ch.Verdict)
+					continue
+				}
+				assert.NotEqual(t, audit.Fails, ch.Verdict, "%s: %s", ch.Promise, ch.Observed)
+			}
+			if res.Counts.Duplicated > 0 {
+				t.Logf("the broker delivered %d twice across its restart", res.Counts.Duplicated)
 			}
 		})
 	}

@@ -36,10 +36,10 @@ func ConfigHash(settings map[string]string, files map[string][]byte) string {
 
 // Identity is what must be the same for records to be pooled: the pslab
 // build that made them and the broker's effective configuration. Build is
-// the record's versions.pslab (a commit, or "devel-" and a hash of the
-// executable for a build without version control stamping; plain "devel",
-// from records made before that or an executable that could not be read,
-// cannot tell two builds apart); Config is
+// the record's versions.pslab (a commit, or "sha256:" and a hash of the
+// executable for a build without version control stamping, "+dirty" when
+// its tree differed: package buildid; plain "devel", from records made
+// before that, cannot tell two builds apart); Config is
 // empty for records made before configurations were hashed.
 type Identity struct {
 	Build  string

@@ -217,10 +217,15 @@ func (r Resources) MarshalJSON() ([]byte, error) {
 
 // Versions of everything that produced the record.
 type Versions struct {
-	Pslab  string `json:"pslab"`
-	Go     string `json:"go"`
-	Kernel string `json:"kernel"`
-	Broker string `json:"broker"`
+	// Pslab is the build identity, short form (internal/buildid): the VCS
+	// revision, else "sha256:" and the executable's hash, "+dirty" when
+	// the tree is known to have differed; "devel" in records of older
+	// pslab built without VCS stamping. PslabBuild is its long form.
+	Pslab      string `json:"pslab"`
+	PslabBuild string `json:"pslab_build,omitempty"`
+	Go         string `json:"go"`
+	Kernel     string `json:"kernel"`
+	Broker     string `json:"broker"`
 }
 
 // Phases times the steps of one run around the load (connect, window,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -99,6 +100,10 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) { // nothing but blanks and comments
+			p.errorf(1, "empty scenario file: give at least `suite:` and `cases:` (see scenarios/smoke.yaml)")
+			return nil
+		}
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		if line := controlCharLine(data); line > 0 && !strings.HasPrefix(msg, "line ") {
 			p.errorf(line, "%s (is it a scenario file?)", msg)

@@ -187,3 +187,15 @@ func TestQuickKeepsTheFullFactors(t *testing.T) {
 	assert.Equal(t, 2, q.Cases[0].Publishers)
 	assert.Nil(t, q.Cases[1].Full, "only phases change: no full factors")
 }
+
+// TestEmptyFileSaysSoWithALine: a file with nothing in it, or only blanks
+// and comments, is "file:1: empty scenario file". Before, it was
+// "empty.yaml: EOF", with no line.
+func TestEmptyFileSaysSoWithALine(t *testing.T) {
+	for name, data := range map[string]string{"empty": "", "blank": "\n  \n", "comments": "# nothing yet\n# still nothing\n"} {
+		_, err := Parse("e.yaml", []byte(data), Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), "e.yaml:1: empty scenario file") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

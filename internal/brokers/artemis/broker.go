@@ -198,7 +198,7 @@ func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, er
 
 	// A restart keeps the previous process's log (why it ended) beside.
 	_ = os.Rename(a.RunLog(), a.RunLog()+".prev")
-	logf, err := os.Create(a.RunLog())
+	logf, err := os.OpenFile(a.RunLog(), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return driver.Endpoint{}, fmt.Errorf("artemis: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pslab/internal/broker"
+	"pslab/internal/maven"
 )
 
 func TestArtemisNotInstalled(t *testing.T) {
@@ -27,8 +28,9 @@ func TestArtemisNotInstalled(t *testing.T) {
 }
 
 func TestArtemisInstallWithoutMaven(t *testing.T) {
-	t.Setenv("HOME", t.TempDir()) // no local Maven repository
-	t.Setenv("PATH", t.TempDir()) // no mvn
+	t.Setenv("MAVEN_ARGS", "")
+	t.Setenv("MAVEN_OPTS", "-Dmaven.repo.local="+t.TempDir()) // an empty local Maven repository
+	t.Setenv("PATH", t.TempDir())                             // no mvn
 	a := NewArtemis(ArtemisConfig{CacheDir: t.TempDir()})
 	err := a.Install(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "Maven (mvn) is not on PATH") {
@@ -43,8 +45,8 @@ func TestArtemisInstallWithoutMaven(t *testing.T) {
 // A corrupt tarball in the local Maven repository fails the unpack step and
 // leaves nothing that looks installed.
 func TestArtemisInstallCorruptTarball(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
+	t.Setenv("MAVEN_ARGS", "")
+	t.Setenv("MAVEN_OPTS", "-Dmaven.repo.local="+t.TempDir()) // a local Maven repository of the test's
 	a := NewArtemis(ArtemisConfig{CacheDir: t.TempDir(), Version: "9.9.9"})
 	p := a.localRepoTarball()
 	os.MkdirAll(filepath.Dir(p), 0o755)
@@ -69,7 +71,9 @@ func TestArtemisInstallBadVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Maven")
 	}
-	if _, err := os.Stat(filepath.Join(os.Getenv("HOME"), ".m2")); err != nil {
+	if repo, err := maven.LocalRepo(); err != nil {
+		t.Skipf("no local Maven repository here: %v", err)
+	} else if _, err := os.Stat(repo.Dir); err != nil {
 		t.Skip("no local Maven repository here")
 	}
 	a := NewArtemis(ArtemisConfig{CacheDir: t.TempDir(), Version: "0.0.0-does-not-exist"})

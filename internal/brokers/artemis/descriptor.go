@@ -43,11 +43,15 @@ func Descriptor() brokers.Descriptor {
 		Schemes:      []string{"stomp", "tcp"},
 		Probe:        openAccess,
 		Install:      install,
-		Start:        start,
-		Stop:         stop,
-		Doctor:       doctor,
-		Login:        login,
-		Leftovers:    leftovers,
+		Distribution: func(ctx context.Context, log io.Writer) (string, error) {
+			return NewArtemis(ArtemisConfig{}).Tarball(ctx, log)
+		},
+		OwnProcess: ownProcess,
+		Start:      start,
+		Stop:       stop,
+		Doctor:     doctor,
+		Login:      login,
+		Leftovers:  leftovers,
 		// docker-compose.yml: the artemis service joins the nats
 		// service's network namespace.
 		Container: &brokers.Container{Name: "pslab-artemis", Scheme: "stomp", Port: 61613,

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"pslab/internal/broker"
+	"pslab/internal/maven"
 )
 
 // Installed reports whether the distribution is unpacked and the instance
@@ -62,12 +63,14 @@ func (a *Artemis) artifact() string {
 
 func (a *Artemis) tarballName() string { return "apache-artemis-" + a.cfg.Version + "-bin.tar.gz" }
 
-// localRepoTarball is where Maven keeps the tarball in the default local
-// repository.
+// localRepoTarball is where Maven keeps the tarball in its local
+// repository (artemis_dist.go); "" when that cannot be told.
 func (a *Artemis) localRepoTarball() string {
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".m2", "repository", "org", "apache", "activemq", "apache-artemis",
-		a.cfg.Version, a.tarballName())
+	repo, err := maven.LocalRepo()
+	if err != nil {
+		return ""
+	}
+	return a.repoTarball(repo)
 }
 
 func (a *Artemis) installHome(ctx context.Context, progress io.Writer) error {
@@ -102,7 +105,11 @@ func (a *Artemis) installHome(ctx context.Context, progress io.Writer) error {
 // repository if it is there (checked against its .sha1), else fetched with
 // `mvn dependency:copy` into dir (which also fills the local repository).
 func (a *Artemis) fetch(ctx context.Context, progress io.Writer, dir string) (string, error) {
-	local := a.localRepoTarball()
+	repo, err := maven.LocalRepo()
+	if err != nil {
+		return "", fmt.Errorf("artemis install: %w", err)
+	}
+	local := a.repoTarball(repo)
 	if _, err := os.Stat(local); err == nil {
 		if err := checkSHA1(local); err != nil {
 			return "", fmt.Errorf("artemis install: %v: delete %s and run the install again", err, filepath.Dir(local))
@@ -115,13 +122,13 @@ func (a *Artemis) fetch(ctx context.Context, progress io.Writer, dir string) (st
 			a.tarballName(), local)
 	}
 	fmt.Fprintf(progress, "artemis %s: fetching %s with Maven\n", a.cfg.Version, a.artifact())
-	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "dependency:copy",
+	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", repo.Property(), "dependency:copy", // the repository pslab looks in
 		"-Dartifact="+a.artifact(), "-DoutputDirectory="+dir)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("artemis install: Maven could not fetch %s (%v: %s): check that Maven Central is reachable "+
-			"(proxy settings in ~/.m2/settings.xml) and that version %s exists", a.artifact(), err, lastErrorLine(out), a.cfg.Version)
+		return "", fmt.Errorf("artemis install: Maven could not fetch %s into %s (%v: %s): check that Maven Central is reachable "+
+			"(proxy settings in ~/.m2/settings.xml of the passwd home) and that version %s exists", a.artifact(), repo.Dir, err, lastErrorLine(out), a.cfg.Version)
 	}
 	p := filepath.Join(dir, a.tarballName())
 	if _, err := os.Stat(p); err != nil {

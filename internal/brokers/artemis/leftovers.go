@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
@@ -36,14 +35,11 @@ func unusedInstances(dir string, labHeld func(string) bool) ([]string, error) {
 	var errs []error
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || !strings.HasPrefix(name, "lab-") {
+		lab := instanceLab(name) // lab-<name>-<version>
+		if !e.IsDir() || lab == "" || lab == "pslab" {
 			continue // the default instance is reused by every default run
 		}
 		path := filepath.Join(dir, name)
-		lab := name[len("lab-"):]
-		if i := strings.LastIndex(lab, "-"); i > 0 {
-			lab = lab[:i] // lab-<name>-<version>
-		}
 		if labHeld(lab) || len(instanceProcesses(path)) > 0 {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pslab/internal/broker"
+	"pslab/internal/procs"
 )
 
 // Stop implements Broker: SIGTERM to the broker's process group (Artemis
@@ -73,38 +74,12 @@ func (a *Artemis) StopLeftover(ctx context.Context) (int, error) {
 }
 
 // liveParent returns the parent PID of pid when that parent is a live
-// process other than init: the broker's owner (a running pslab) is still
-// there. A broker orphaned by a killed pslab is reparented to init (or a
-// subreaper), and then 0 is returned.
+// process other than this one and init (or a subreaper): the broker's
+// owner (a running pslab) is still there. A broker orphaned by a killed
+// pslab is adopted by init (or a subreaper), and then 0 is returned.
 func liveParent(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
-			ppid, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || ppid <= 1 || ppid == os.Getpid() {
-				return 0
-			}
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d", ppid)); err != nil {
-				return 0
-			}
-			if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid)); err == nil && isReaper(strings.TrimSpace(string(comm))) {
-				return 0
-			}
-			return ppid
-		}
+	if owner := procs.Owner(pid); owner != os.Getpid() {
+		return owner
 	}
 	return 0
-}
-
-// isReaper names processes that adopt orphans (init systems, container
-// inits): a broker under one of them has lost its pslab.
-func isReaper(comm string) bool {
-	switch comm {
-	case "systemd", "init", "tini", "dumb-init", "docker-init", "containerd-shim", "process_api":
-		return true
-	}
-	return false
 }

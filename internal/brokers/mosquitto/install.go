@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"pslab/internal/broker"
 	"pslab/internal/brokers"
 )
 
@@ -97,7 +98,7 @@ func doctor(context.Context) []brokers.Check {
 	if pids := systemMosquittos(); len(pids) > 0 {
 		out = append(out, brokers.Check{Status: "info", What: Name + " service", Detail: fmt.Sprintf("a Mosquitto pslab did not start runs (pid %s), e.g. Debian's service on 127.0.0.1:1883; pslab does not use it (`systemctl disable --now mosquitto` stops it)", strings.Join(pids, ", "))})
 	}
-	if stale := staleDirs(); len(stale) > 0 {
+	if stale := staleDirs(broker.CacheDir()); len(stale) > 0 {
 		out = append(out, brokers.Check{Status: "info", What: Name + " leftovers", Detail: fmt.Sprintf("%d run directories of runs that ended without stopping their broker (e.g. %s); the next run with mosquitto removes them", len(stale), stale[0])})
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,9 +28,10 @@ const (
 	varLib       = "/var/lib/mosquitto"
 )
 
-// runBases are the directories run directories are made in.
-func runBases() []string {
-	return []string{varLib, filepath.Join(broker.CacheDir(), "mosquitto")}
+// runBases are the directories run directories are made in, with pslab's
+// cache cache.
+func runBases(cache string) []string {
+	return []string{varLib, filepath.Join(cache, Name)}
 }
 
 // newRunDir makes a run directory for a broker that runs as runAs.
@@ -67,11 +69,11 @@ func newRunDir(runAs string, detached bool) (string, error) {
 // stopping them (a killed pslab: Mosquitto does not watch its parent) and
 // removes their run directories. It never touches a broker whose pslab
 // lives, nor one left running on purpose by `pslab broker start`. It
-// returns a line per item removed.
-func Leftovers() ([]string, error) {
+// returns a line per item removed. cache is pslab's cache.
+func Leftovers(cache string) ([]string, error) {
 	var removed []string
 	var errs []error
-	for _, dir := range staleDirs() {
+	for _, dir := range staleDirs(cache) {
 		what := "Mosquitto run directory " + dir + " of a run that ended without stopping its broker"
 		if pid := readPID(filepath.Join(dir, "mosquitto.pid")); pid > 0 && runsIn(pid, dir) {
 			if err := broker.StopDetached(context.Background(), pid, 5*time.Second); err != nil {
@@ -91,9 +93,9 @@ func Leftovers() ([]string, error) {
 
 // staleDirs are the run directories whose pslab is gone, except those
 // of brokers left running on purpose.
-func staleDirs() []string {
+func staleDirs(cache string) []string {
 	var out []string
-	for _, base := range runBases() {
+	for _, base := range runBases(cache) {
 		dirs, _ := filepath.Glob(filepath.Join(base, runPrefix+"*"))
 		for _, dir := range dirs {
 			if _, err := os.Stat(filepath.Join(dir, detachedFile)); err == nil {
@@ -112,7 +114,26 @@ func staleDirs() []string {
 // configuration of run directory dir.
 func runsIn(pid int, dir string) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && broker.ProcessAlive(pid) && strings.Contains(string(b), filepath.Join(dir, "mosquitto.conf"))
+	return err == nil && broker.ProcessAlive(pid) && runDirOf(b, []string{filepath.Dir(dir)}) == dir
+}
+
+// runDirOf is the run directory whose configuration the command line
+// cmdline (NUL-separated, as /proc gives it) runs (-c DIR/mosquitto.conf,
+// as Start gives it), when DIR is a run directory (pslab-*) in one of
+// bases; "" otherwise.
+func runDirOf(cmdline []byte, bases []string) string {
+	args := strings.Split(string(cmdline), "\x00")
+	for i := 0; i+1 < len(args); i++ {
+		conf := args[i+1]
+		if args[i] != "-c" || filepath.Base(conf) != confName {
+			continue
+		}
+		dir := filepath.Dir(conf)
+		if strings.HasPrefix(filepath.Base(dir), runPrefix) && slices.Contains(bases, filepath.Dir(dir)) {
+			return dir
+		}
+	}
+	return ""
 }
 
 func readPID(path string) int {

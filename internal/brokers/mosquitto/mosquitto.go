@@ -61,10 +61,11 @@ func Descriptor(v mqtt.Version) brokers.Descriptor {
 		Install:      Install,
 		Start:        start,
 		Stop:         stop,
+		OwnProcess:   ownProcess,
 		Doctor:       doctorOf(v),
 		Login:        mqtt.Login,
 		WireBytes:    mqtt.WireBytes(v),
-		Leftovers:    func(brokers.LeftoverOptions) ([]string, error) { return Leftovers() },
+		Leftovers:    func(o brokers.LeftoverOptions) ([]string, error) { return Leftovers(o.CacheDir) },
 		// docker-compose.yml: the mosquitto service, in the nats service's
 		// namespace, MQTT on 1883, password file from MOSQUITTO_*.
 		Container: &brokers.Container{Name: "pslab-mosquitto", Scheme: "mqtt", Port: 1883,

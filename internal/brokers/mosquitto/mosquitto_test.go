@@ -158,7 +158,7 @@ func TestStopAndLeftovers(t *testing.T) {
 	t.Cleanup(func() { _ = m2.Stop(context.Background()) })
 	dir2 := m2.Dir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir2, ownerFile), []byte("999999999\n"), 0o600))
-	removed, err := Leftovers()
+	removed, err := Leftovers(broker.CacheDir())
 	require.NoError(t, err)
 	require.Len(t, removed, 1)
 	assert.Contains(t, removed[0], dir2)

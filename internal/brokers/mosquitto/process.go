@@ -203,7 +203,10 @@ func (m *Mosquitto) writeFilesLocked() error {
 	return writeOwned(m.confPath(), []byte(m.conf.render()), m.conf.User)
 }
 
-func (m *Mosquitto) confPath() string { return filepath.Join(m.dir, "mosquitto.conf") }
+// confName is the configuration's name in the run directory.
+const confName = "mosquitto.conf"
+
+func (m *Mosquitto) confPath() string { return filepath.Join(m.dir, confName) }
 func (m *Mosquitto) logPath() string  { return filepath.Join(m.dir, "mosquitto.log") }
 
 // Exited implements broker.Watched.

@@ -45,8 +45,9 @@ func Descriptor() brokers.Descriptor {
 			fmt.Fprintln(out, "nats: embedded in pslab, nothing to install")
 			return nil
 		},
-		Start: start,
-		Stop:  stop,
+		Start:      start,
+		Stop:       stop,
+		OwnProcess: ownProcess,
 		Doctor: func(context.Context) []brokers.Check {
 			return []brokers.Check{{Status: "ok", What: Name, Detail: "embedded nats-server, nothing to install"}}
 		},
