@@ -28,7 +28,7 @@ func (l *Lab) Apply(p Profile) (Backend, error) {
 	b := BackendNone
 	if p.Shaped() {
 		var err error
-		if b, err = l.chooseBackend(); err != nil {
+		if b, err = l.chooseBackend(p); err != nil {
 			return "", err
 		}
 	}
@@ -65,8 +65,11 @@ func (l *Lab) Clear() error {
 }
 
 func (l *Lab) install(c config) error {
-	if c.Backend == BackendNone {
+	switch c.Backend {
+	case BackendNone:
 		return nil
+	case BackendRelay:
+		return l.startRelay(*c.Relay)
 	}
 	if err := withHandle(l.n.NsRtr, func(h *netlink.Handle) error { return installTC(h, c) }); err != nil {
 		return err
@@ -81,7 +84,8 @@ func (l *Lab) install(c config) error {
 // table) and records the link as unshaped (l.mu held).
 func (l *Lab) clearToUnshaped() error {
 	l.applied, l.backend = nil, ""
-	err := withHandle(l.n.NsRtr, func(h *netlink.Handle) error { return clearTC(h, l.n) })
+	err := l.stopRelay()
+	err = errors.Join(err, withHandle(l.n.NsRtr, func(h *netlink.Handle) error { return clearTC(h, l.n) }))
 	if err = errors.Join(err, clearNft(l.n.NsRtr, l.n)); err == nil {
 		l.applied, l.backend = &unshaped, BackendNone
 	}
@@ -91,11 +95,51 @@ func (l *Lab) clearToUnshaped() error {
 // unshaped is what the link is after Up or a clear: plain forwarding.
 var unshaped = Profile{Name: "unshaped", Duplex: DuplexFull}
 
-// chooseBackend picks the backend for a shaped profile (l.mu held).
-func (l *Lab) chooseBackend() (Backend, error) {
-	if l.opts.Backend == BackendTBFNft {
+// chooseBackend picks the backend for a shaped profile (l.mu held): the
+// one Options.Backend forces, else the profile's backend key, else auto:
+// a profile of rate and independent loss alone goes to the kernel (netem
+// where the kernel has sch_netem, tbf+nftables elsewhere: wifi-paper stays
+// on TBF and nftables); a profile with delay, jitter, duplication or loss
+// correlation goes to netem where the kernel has it and netem does it as
+// the profile says (jitter reordering packets, reorder: true); everything
+// else (Gilbert-Elliott loss, traces, outages, 802.11, queues in packets,
+// jitter in order, and delay on a kernel without netem) to the relay.
+func (l *Lab) chooseBackend(p Profile) (Backend, error) {
+	return backendFor(l.opts.Backend, p, l.kernelNetem)
+}
+
+// backendFor is chooseBackend's decision for a lab asking for backend
+// want ("" for the profile's own or automatic); hasNetem says whether the
+// kernel has sch_netem (asked only when the decision needs it).
+func backendFor(want Backend, p Profile, hasNetem func() (bool, error)) (Backend, error) {
+	if want == "" && p.Backend != "auto" {
+		want = Backend(p.Backend)
+	}
+	switch want {
+	case BackendRelay, BackendTBFNft:
+		return want, nil
+	}
+	has, err := hasNetem()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case want == BackendNetem && !has:
+		return "", fmt.Errorf("%w: backend netem was asked for, but this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM)", ErrUnsupported)
+	case want == BackendNetem:
+		return BackendNetem, nil
+	case !kernelCanRun(p):
+		return BackendRelay, nil
+	case has:
+		return BackendNetem, nil
+	case len(p.NeedsNetem()) == 0:
 		return BackendTBFNft, nil
 	}
+	return BackendRelay, nil
+}
+
+// kernelNetem probes (once) whether the kernel has sch_netem (l.mu held).
+func (l *Lab) kernelNetem() (bool, error) {
 	if l.netemOK == nil {
 		var ok bool
 		err := withHandle(l.n.NsRtr, func(h *netlink.Handle) error {
@@ -104,15 +148,9 @@ func (l *Lab) chooseBackend() (Backend, error) {
 			return err
 		})
 		if err != nil {
-			return "", err
+			return false, err
 		}
 		l.netemOK = &ok
 	}
-	switch {
-	case *l.netemOK:
-		return BackendNetem, nil
-	case l.opts.Backend == BackendNetem:
-		return "", fmt.Errorf("%w: backend netem was asked for, but this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM)", ErrUnsupported)
-	}
-	return BackendTBFNft, nil
+	return *l.netemOK, nil
 }

@@ -1,6 +1,9 @@
 package netem
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
 var kernelBackend struct {
 	once sync.Once
@@ -10,19 +13,27 @@ var kernelBackend struct {
 
 // CheckProfile reports whether this machine's link emulation can put
 // profile p on the link, deciding as Apply does on a lab with the
-// automatic backend (the kernel's: netem where sch_netem exists, else
-// tbf+nftables): an error wrapping ErrUnsupported names what p needs and
-// the backend lacks. It needs what KernelBackend needs (root), probes the
-// kernel once per process, and changes nothing. An unshaped profile needs
-// nothing.
+// automatic backend (the profile's own backend if it names one; else the
+// kernel's for rate and independent loss, netem where sch_netem exists,
+// and the relay for the rest): an error wrapping ErrUnsupported names what
+// p needs and the backend lacks, ErrRelayUnavailable a relay profile in a
+// program that cannot be the relay. It needs what KernelBackend needs
+// (root), probes the kernel once per process, and changes nothing. An
+// unshaped profile needs nothing.
 func CheckProfile(p Profile) error {
 	if !p.Shaped() {
 		return p.Validate()
 	}
-	kernelBackend.once.Do(func() { kernelBackend.b, kernelBackend.err = KernelBackend() })
-	if kernelBackend.err != nil {
-		return kernelBackend.err
+	b, err := backendFor("", p, func() (bool, error) {
+		kernelBackend.once.Do(func() { kernelBackend.b, kernelBackend.err = KernelBackend() })
+		return kernelBackend.b == BackendNetem, kernelBackend.err
+	})
+	if err != nil {
+		return err
 	}
-	_, err := buildConfig(p, kernelBackend.b, names{})
+	if b == BackendRelay && !relayCapable {
+		return fmt.Errorf("%w: profile %q needs the relay backend, and this program does not call netem.RunRelayIfRequested at start", ErrRelayUnavailable, p.Name)
+	}
+	_, err = buildConfig(p, b, names{})
 	return err
 }

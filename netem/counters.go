@@ -58,6 +58,9 @@ func (l *Lab) Counters() (Counters, error) {
 			d.NftFaultDrops += r.Packets
 		}
 	}
+	if err := l.relayCounters(&c); err != nil {
+		return Counters{}, fmt.Errorf("netem: counters: %w", err)
+	}
 	if u, ok, err := l.UplinkCounters(); err != nil {
 		return Counters{}, fmt.Errorf("netem: counters: %w", err)
 	} else if ok {

@@ -76,6 +76,10 @@ func TestCrashedRunIsCleanedUp(t *testing.T) {
 const holdEnv = "PSLAB_NETEM_TEST_HOLD"
 
 func TestMain(m *testing.M) {
+	RunRelayIfRequested()
+	if os.Getenv(holdRelayEnv) == "1" {
+		holdRelay()
+	}
 	if os.Getenv(holdEnv) == "1" {
 		l := New(Options{Prefix: testPrefix, Backend: BackendTBFNft})
 		p, _ := LoadProfile("wifi-paper")

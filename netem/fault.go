@@ -37,10 +37,24 @@ func (l *Lab) SetFaultLoss(totalPct float64) (extraPct float64, err error) {
 	base := 0.0
 	if l.applied != nil {
 		base = l.applied.LossPct
+		if l.backend == BackendRelay && l.applied.WifiPhyKbit == 0 {
+			base = MeanLossPct(*l.applied)
+		} else if l.backend == BackendRelay {
+			base = 0 // 802.11: the loss model is per attempt; IP sees little of it
+		}
 	}
 	extraPct = faultExtraPct(base, totalPct)
 	if extraPct <= 0 {
 		return 0, fmt.Errorf("netem: fault loss %g %% is not above the profile's own %g %%", totalPct, base)
+	}
+	if l.backend == BackendRelay {
+		// The relay's packets never reach the router's forward chain: the
+		// relay drops them itself (counted as drop_fault).
+		st, _, err := queryRelay(l.n.Relay, relayRequest{Op: "fault", Pct: extraPct})
+		if err == nil && l.relay != nil {
+			l.relay.fault = [2]uint64{st.Counters[0].DropFault, st.Counters[1].DropFault}
+		}
+		return extraPct, err
 	}
 	err = withNft(l.n.NsRtr, func(conn *nftables.Conn) error {
 		t := conn.AddTable(nftTable(l.n))
@@ -75,6 +89,14 @@ func (l *Lab) ClearFault() (FaultDrops, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var fd FaultDrops
+	if l.backend == BackendRelay {
+		st, _, err := queryRelay(l.n.Relay, relayRequest{Op: "fault", Pct: 0})
+		if err == nil && l.relay != nil {
+			fd.ToBroker = st.Counters[0].DropFault - l.relay.fault[0]
+			fd.ToClient = st.Counters[1].DropFault - l.relay.fault[1]
+		}
+		return fd, err
+	}
 	err := withNft(l.n.NsRtr, func(conn *nftables.Conn) error {
 		if !nftTableExists(conn, l.n) {
 			return nil

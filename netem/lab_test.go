@@ -178,7 +178,7 @@ func TestBackendChoiceAndRefusal(t *testing.T) {
 	if !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("wifi-bursty on tbf+nftables: want ErrUnsupported, got %v", err)
 	}
-	for _, w := range []string{"delay_ms=2", "jitter_ms=1", "loss_correlation_pct=25", "sch_netem"} {
+	for _, w := range []string{"delay_ms=2", "jitter_ms=1", "loss_correlation_pct=25", "relay backend"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("refusal %q does not name %s", err, w)
 		}
@@ -201,6 +201,18 @@ func TestBackendChoiceAndRefusal(t *testing.T) {
 	}
 }
 
+// direction is a direction of the link as a test sends across it: the
+// receiving and the sending side, and the receiver's address.
+type direction struct {
+	dir    Direction
+	rx, tx Side
+	rxIP   string
+}
+
+func directionsOf(l *Lab) []direction {
+	return []direction{{ToBroker, SideBroker, SideClient, l.BrokerIP()}, {ToClient, SideClient, SideBroker, l.ClientIP()}}
+}
+
 // cbrBoth sends constant-bit-rate UDP both ways at once, each direction
 // offering offeredKbit of frames on the wire, and returns the payload
 // kbit/s each receiver got over d after warm.
@@ -214,11 +226,7 @@ func cbrBoth(t *testing.T, l *Lab, offeredKbit float64, warm, d time.Duration) m
 	out := map[Direction]float64{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, x := range []struct {
-		dir    Direction
-		rx, tx Side
-		rxIP   string
-	}{{ToBroker, SideBroker, SideClient, l.BrokerIP()}, {ToClient, SideClient, SideBroker, l.ClientIP()}} {
+	for _, x := range directionsOf(l) {
 		rx, err := l.ListenPacketIn(x.rx, "udp", net.JoinHostPort(x.rxIP, "0"))
 		if err != nil {
 			t.Fatal(err)

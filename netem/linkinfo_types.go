@@ -16,6 +16,10 @@ type (
 	DirResult      = linkinfo.DirResult
 	Direction      = linkinfo.Direction
 	Backend        = linkinfo.Backend
+	// The relay backend's.
+	RelayDirCounters = linkinfo.RelayDirCounters
+	RTTResult        = linkinfo.RTTResult
+	GEParams         = linkinfo.GEParams
 )
 
 // Duplex modes, directions and backends (linkinfo's).
@@ -28,6 +32,9 @@ const (
 	BackendNone    = linkinfo.BackendNone
 	BackendNetem   = linkinfo.BackendNetem
 	BackendTBFNft  = linkinfo.BackendTBFNft
+	BackendRelay   = linkinfo.BackendRelay
+	JitterUniform  = linkinfo.JitterUniform
+	JitterNormal   = linkinfo.JitterNormal
 )
 
 // ErrBadProfile is returned (wrapped) for a profile file that does not

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"pslab/netem/linkinfo"
 )
 
 // maxFrame is a full-size Ethernet frame on the veths (MTU 1500 + 14 bytes
 // of Ethernet header; veths carry no FCS or preamble). Qdiscs count it so.
-const maxFrame = 1514
+const maxFrame = linkinfo.MaxFrame
 
 // lossModulus: numgen draws 0..9999, so loss is exact to 0.01 %.
 const lossModulus = 10000
@@ -26,6 +28,7 @@ type config struct {
 	IFB      string     // half duplex: create this IFB device
 	Redirect []string   // half duplex: mirred egress of these devices to IFB
 	Drops    []dropRule // tbf+nftables: random drop per direction
+	Relay    *Profile   // relay: the profile the relay runs
 }
 
 // shaper is one root qdisc on one device of the router.
@@ -75,8 +78,9 @@ func buildConfig(p Profile, b Backend, n names) (config, error) {
 	switch b {
 	case BackendTBFNft:
 		if need := p.NeedsNetem(); len(need) > 0 {
-			return config{}, fmt.Errorf("%w: profile %q needs %s, but this kernel has no netem qdisc (sch_netem, CONFIG_NET_SCH_NETEM); "+
-				"the tbf+nftables fallback can only limit the rate and drop packets independently at random, so it refuses rather than approximate",
+			return config{}, fmt.Errorf("%w: profile %q needs %s; "+
+				"the tbf+nftables backend can only limit the rate and drop packets independently at random, so it refuses rather than approximate "+
+				"(the relay backend does all of it: backend: relay, or leave the backend to auto)",
 				ErrUnsupported, p.Name, strings.Join(need, ", "))
 		}
 		if p.RateKbit > 0 {
@@ -86,7 +90,18 @@ func buildConfig(p Profile, b Backend, n names) (config, error) {
 		if p.LossPct > 0 {
 			c.Drops = dropRules(n, p.LossPct)
 		}
+	case BackendRelay:
+		pp := p
+		c.Relay = &pp
+		return c, nil
 	case BackendNetem:
+		if !kernelCanRun(p) {
+			need := p.RelayOnly()
+			if p.JitterMs > 0 && !p.Reorder {
+				need = append(need, "jitter without reordering (reorder: false; netem reorders under jitter)")
+			}
+			return config{}, fmt.Errorf("%w: profile %q needs %s, which only the relay backend does", ErrUnsupported, p.Name, strings.Join(need, ", "))
+		}
 		ne := planNetem(p)
 		c.Shapers = shapersFor(n, half, func() shaper { return shaper{Netem: &ne} })
 	default:

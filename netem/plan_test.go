@@ -125,15 +125,15 @@ func TestFallbackRefusesWhatItCannotDo(t *testing.T) {
 		set   func(p *Profile)
 	}{
 		{"delay_ms", func(p *Profile) { p.DelayMs = 5 }},
-		{"jitter_ms", func(p *Profile) { p.DelayMs, p.JitterMs = 5, 1 }},
+		{"jitter_ms", func(p *Profile) { p.DelayMs, p.JitterMs, p.Reorder = 5, 1, true }},
 		{"duplicate_pct", func(p *Profile) { p.DuplicatePct = 1 }},
 		{"loss_correlation_pct", func(p *Profile) { p.LossCorrelationPct = 25 }},
 	} {
 		p := base
 		mod.set(&p)
 		_, err := buildConfig(p, BackendTBFNft, n)
-		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), mod.field) || !strings.Contains(err.Error(), "sch_netem") {
-			t.Errorf("%s: want a refusal naming the field and sch_netem, got %v", mod.field, err)
+		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), mod.field) || !strings.Contains(err.Error(), "relay backend") {
+			t.Errorf("%s: want a refusal naming the field and the relay backend, got %v", mod.field, err)
 		}
 		if _, err := buildConfig(p, BackendNetem, n); err != nil {
 			t.Errorf("%s: netem backend must take it: %v", mod.field, err)

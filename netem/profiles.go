@@ -12,7 +12,7 @@ import (
 	"pslab/netem/linkinfo"
 )
 
-//go:embed profiles/*.yaml
+//go:embed profiles/*.yaml profiles/traces/*.trace
 var builtinFS embed.FS
 
 // ErrUnknownProfile is returned (wrapped) by LoadProfile for a name that is
@@ -44,7 +44,7 @@ func LoadProfile(nameOrPath string) (Profile, error) {
 	if isBuiltinName(nameOrPath) {
 		data, err := builtinFS.ReadFile("profiles/" + nameOrPath + ".yaml")
 		if err == nil {
-			return linkinfo.ParseProfile("profiles/"+nameOrPath+".yaml", data, nameOrPath)
+			return parseProfile("profiles/"+nameOrPath+".yaml", data, nameOrPath, embedDir)
 		}
 	}
 	data, err := os.ReadFile(nameOrPath)
@@ -56,9 +56,24 @@ func LoadProfile(nameOrPath string) (Profile, error) {
 		return Profile{}, fmt.Errorf("%w: %v", ErrBadProfile, err)
 	}
 	base := strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
-	return linkinfo.ParseProfile(nameOrPath, data, base)
+	return parseProfile(nameOrPath, data, base, filepath.Dir(nameOrPath))
 }
 
 func isBuiltinName(s string) bool {
 	return !strings.ContainsAny(s, `/\`) && !strings.HasSuffix(s, ".yaml") && !strings.HasSuffix(s, ".yml")
+}
+
+// parseProfile parses a profile file and reads the traces it names (from
+// traceDir: the file's directory, or embedDir), reporting a missing or
+// malformed one at its key's line.
+func parseProfile(file string, data []byte, defaultName, traceDir string) (Profile, error) {
+	p, line, err := linkinfo.ParseProfileLines(file, data, defaultName)
+	if err != nil || (p.TraceUp == "" && p.TraceDown == "") {
+		return p, err
+	}
+	p.TraceDir = traceDir
+	if errs := checkTraces(p, file, line); len(errs) > 0 {
+		return Profile{}, errors.Join(errs...)
+	}
+	return p, nil
 }

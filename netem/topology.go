@@ -27,6 +27,9 @@ func (l *Lab) Up(ctx context.Context) error {
 	if l.badOpt != nil {
 		return l.badOpt
 	}
+	if l.first != nil {
+		return errSecondLink("up")
+	}
 	var foreign *foreignNS
 	if l.opts.BrokerPID != 0 {
 		f, err := inspectBrokerPID(l.opts.BrokerPID)
@@ -81,7 +84,16 @@ func (l *Lab) Up(ctx context.Context) error {
 		return errors.Join(fmt.Errorf("netem: up: %w", err), cerr)
 	}
 	l.applied, l.backend = &unshaped, BackendNone
+	if s := l.second; s != nil {
+		s.mu.Lock()
+		s.applied, s.backend = &unshaped, BackendNone
+		s.mu.Unlock()
+	}
 	return nil
+}
+
+func errSecondLink(what string) error {
+	return fmt.Errorf("netem: the second link of a lab is brought %s with the lab (its first link)", what)
 }
 
 // Down removes the namespaces (and with them the veths, the IFB and the nft
@@ -92,6 +104,18 @@ func (l *Lab) Down() error {
 	if l.badOpt != nil {
 		return l.badOpt
 	}
+	if l.first != nil {
+		return errSecondLink("down")
+	}
+	var serr error
+	if s := l.second; s != nil {
+		s.mu.Lock()
+		s.applied, s.backend = nil, ""
+		if l.lock != nil {
+			serr = s.stopRelay()
+		}
+		s.mu.Unlock()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.applied, l.backend = nil, ""
@@ -100,8 +124,9 @@ func (l *Lab) Down() error {
 		_, err := Cleanup(l.n.Prefix)
 		return err
 	}
-	_, err := cleanup(l.n)
-	if err == nil {
+	err := errors.Join(serr, l.stopRelay())
+	_, cerr := cleanup(l.n)
+	if err = errors.Join(err, cerr); err == nil {
 		l.unlock()
 	}
 	return err
@@ -154,11 +179,15 @@ func Cleanup(prefix string) (removed []string, err error) {
 // cleanup removes the lab's veth end from a recorded foreign broker
 // namespace, then the lab's own namespaces, without asking who holds them.
 func cleanup(n names) (removed []string, err error) {
-	removed, uerr := cleanupUplink(n)
+	n1 := secondNames(n)
+	relays, rerr := killRelays(n.Relay)
+	relays1, rerr1 := killRelays(n1.Relay)
+	uremoved, uerr := cleanupUplink(n)
+	removed = append(append(relays, relays1...), uremoved...)
 	fremoved, ferr := cleanupForeign(n)
 	removed = append(removed, fremoved...)
-	errs := []error{uerr, ferr}
-	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
+	errs := []error{rerr, rerr1, uerr, ferr}
+	for _, ns := range []string{n.NsCli, n1.NsCli, n.NsRtr, n.NsBrk} {
 		if !namedNSExists(ns) {
 			continue
 		}
@@ -178,9 +207,17 @@ func cleanup(n names) (removed []string, err error) {
 // build makes the topology with the broker side in brk: the lab's own
 // namespace, or the foreign one (then foreign is set, and pslab creates and
 // changes nothing in it but its veth end and that end's address and route).
+// With a second link it makes that link's client namespace and veths too.
 func (l *Lab) build(ctx context.Context, brk string, foreign *foreignNS) error {
 	n := l.n
-	own := []string{n.NsCli, n.NsRtr}
+	paths := []names{n}
+	if l.second != nil {
+		paths = append(paths, l.second.n)
+	}
+	own := []string{n.NsRtr}
+	for _, p := range paths {
+		own = append(own, p.NsCli)
+	}
 	if foreign == nil {
 		own = append(own, n.NsBrk)
 	}
@@ -201,8 +238,10 @@ func (l *Lab) build(ctx context.Context, brk string, foreign *foreignNS) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := l.makeVeths(brk); err != nil {
-		return err
+	for _, p := range paths {
+		if err := makeVeths(p, brk); err != nil {
+			return err
+		}
 	}
 	if foreign != nil {
 		if err := prepareForeignEnd(*foreign, n); err != nil {
@@ -210,9 +249,10 @@ func (l *Lab) build(ctx context.Context, brk string, foreign *foreignNS) error {
 		}
 	}
 	type ifc struct{ ns, dev, addr string }
-	ifcs := []ifc{
-		{n.NsCli, n.CliIf, cliAddr}, {n.NsRtr, n.RtrCliIf, rtrCliAddr},
-		{n.NsRtr, n.RtrBrkIf, rtrBrkAddr}, {brk, n.BrkIf, brkAddr},
+	var ifcs []ifc
+	for _, p := range paths {
+		ifcs = append(ifcs, ifc{p.NsCli, p.CliIf, p.CliAddr}, ifc{p.NsRtr, p.RtrCliIf, p.RtrCliAddr},
+			ifc{p.NsRtr, p.RtrBrkIf, p.RtrBrkAddr}, ifc{brk, p.BrkIf, p.BrkEndAddr})
 	}
 	for _, i := range ifcs {
 		if err := disableOffloads(i.ns, i.dev); err != nil {
@@ -227,24 +267,74 @@ func (l *Lab) build(ctx context.Context, brk string, foreign *foreignNS) error {
 			return err
 		}
 	}
-	if err := addRoute(n.NsCli, brkNet, ipOf(rtrCliAddr)); err != nil {
-		return err
+	for _, p := range paths {
+		// The broker's address is on the first link's broker end; every
+		// link's clients reach it through their own router veths.
+		if err := addRoute(p.NsCli, brkNet, ipOf(p.RtrCliAddr)); err != nil {
+			return err
+		}
+		if err := addRoute(brk, p.CliNet, ipOf(p.RtrBrkAddr)); err != nil {
+			return err
+		}
 	}
-	if err := addRoute(brk, cliNet, ipOf(rtrBrkAddr)); err != nil {
-		return err
+	if l.second != nil {
+		if err := routeSecondLink(l.second.n); err != nil {
+			return err
+		}
 	}
 	if err := writeSysctl(n.NsRtr, "/proc/sys/net/ipv4/ip_forward", "1"); err != nil {
 		return fmt.Errorf("router: enable forwarding: %w", err)
 	}
-	return waitOperUp(ctx, ifcs[0].ns, ifcs[0].dev, ifcs[3].ns, ifcs[3].dev)
+	for _, p := range paths {
+		if err := waitOperUp(ctx, p.NsCli, p.CliIf, brk, p.BrkIf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// makeVeths creates both veth pairs from inside the router namespace, with
-// the peer ends placed straight into the client and broker namespaces (brk:
-// a name or a foreign ref), so no interface ever appears in the host's
-// namespace.
-func (l *Lab) makeVeths(brkNS string) error {
-	n := l.n
+// routeSecondLink sends what the second link's clients send to the broker
+// out of that link's own veth (a routing table of its own, chosen by the
+// interface the packets came in on), and turns the router's reverse-path
+// filter off: a broker's reply comes back on the second link's veth from
+// an address the main table routes through the first.
+func routeSecondLink(n names) error {
+	err := withHandle(n.NsRtr, func(h *netlink.Handle) error {
+		link, err := h.LinkByName(n.RtrBrkIf)
+		if err != nil {
+			return fmt.Errorf("find %s: %w", n.RtrBrkIf, err)
+		}
+		_, dst, err := net.ParseCIDR(brkNet)
+		if err != nil {
+			return err
+		}
+		r := &netlink.Route{Dst: dst, Gw: net.ParseIP(ipOf(n.BrkEndAddr)), LinkIndex: link.Attrs().Index, Table: secondLinkTable}
+		if err := h.RouteAdd(r); err != nil {
+			return fmt.Errorf("route %s via %s in table %d: %w", brkNet, ipOf(n.BrkEndAddr), secondLinkTable, err)
+		}
+		rule := netlink.NewRule()
+		rule.IifName, rule.Table, rule.Priority = n.RtrCliIf, secondLinkTable, 100
+		if err := h.RuleAdd(rule); err != nil {
+			return fmt.Errorf("rule iif %s lookup %d: %w", n.RtrCliIf, secondLinkTable, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("router: second link: %w", err)
+	}
+	for _, dev := range []string{"all", "default", n.RtrCliIf, n.RtrBrkIf} {
+		if err := writeSysctl(n.NsRtr, "/proc/sys/net/ipv4/conf/"+dev+"/rp_filter", "0"); err != nil {
+			return fmt.Errorf("router: reverse-path filter off on %s: %w", dev, err)
+		}
+	}
+	return nil
+}
+
+// makeVeths creates a link's two veth pairs from inside the router
+// namespace, with the peer ends placed straight into the link's client
+// namespace and the broker namespace (brk: a name or a foreign ref), so no
+// interface ever appears in the host's namespace.
+func makeVeths(n names, brkNS string) error {
 	cli, err := openNS(n.NsCli)
 	if err != nil {
 		return err

@@ -32,8 +32,7 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 	if err != nil {
 		return v, err
 	}
-	warm := tcpWarmup(d)
-	half := p.Duplex == DuplexHalf && p.RateKbit > 0
+	warm := WarmupFor(p, d)
 	for _, x := range []struct {
 		dir Direction
 		r   *DirResult
@@ -47,9 +46,9 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 		r.Direction, r.TCPBytes, r.TCPSeconds, r.MSS, r.Retransmits = x.dir, t.Bytes, t.Seconds, t.MSS, t.Retrans
 		r.GoodputKbit = float64(t.Bytes) * 8 / t.Seconds / 1000
 		r.ReceiverInOrderKbit = float64(t.InOrderBytes) * 8 / t.Seconds / 1000
-		exp, frame, ack := expectedGoodput(p.RateKbit, t.MSS, t.Timestamps, half)
+		exp, frame, ack := expectedGoodputKbit(p, x.dir, t.MSS, t.Timestamps, t.OppBytes, t.Seconds)
 		r.FrameBytes, r.AckBytesPerSegment = frame, ack
-		if p.RateKbit > 0 {
+		if NominalRateKbit(p, x.dir) > 0 {
 			r.ExpectedGoodputKbit = exp
 		}
 	}
@@ -58,6 +57,18 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 	if err != nil {
 		return v, fmt.Errorf("netem: verify: loss probe: %w", err)
 	}
+	l.waitIdle(ctx, p)
+	rtt, err := l.pingPhase(ctx, p, min(d, 5*time.Second))
+	if err != nil {
+		return v, fmt.Errorf("netem: verify: %w", err)
+	}
+	if backend == BackendTBFNft {
+		// TBF lets a lone packet through at once from its bucket (two
+		// full frames deep); the relay and netem send every frame at the
+		// rate, as a radio and NistNet do.
+		rtt.ExpectedMs = 2 * p.DelayMs
+	}
+	v.RTT = &rtt
 	after, err := l.Counters()
 	if err != nil {
 		return v, err
@@ -66,7 +77,12 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 	for _, r := range []*DirResult{&v.ToBroker, &v.ToClient} {
 		pr := probes[r.Direction]
 		r.ProbeSent, r.ProbeReceived, r.ProbeDuplicates = pr.Sent, pr.Received, pr.Duplicates
-		r.ExpectedLossPct = p.LossPct
+		r.ExpectedLossPct = ExpectedLossPct(p)
+		runs := probeRuns(pr.Seen, pr.Sent)
+		r.LossRuns, r.MeanBurst = len(runs), meanRun(runs)
+		if p.BurstCheckable() {
+			r.ExpectedBurst = p.MeanBurst()
+		}
 		if pr.Sent > 0 {
 			q := 1 - float64(pr.Received)/float64(pr.Sent)
 			r.LossPct = 100 * q
@@ -87,7 +103,7 @@ func (l *Lab) waitIdle(ctx context.Context, p Profile) {
 	deadline := time.Now().Add(time.Duration(p.EffectiveQueueMs()*float64(time.Millisecond)) + time.Second)
 	for time.Now().Before(deadline) {
 		c, err := l.Counters()
-		if err != nil || c.ToBroker.Qdisc.Backlog+c.ToClient.Qdisc.Backlog+c.Shared.Backlog == 0 {
+		if err != nil || c.Backlog() == 0 {
 			return
 		}
 		select {
@@ -104,3 +120,9 @@ func (l *Lab) waitIdle(ctx context.Context, p Profile) {
 // tail drops and timeouts that follow take a few seconds to settle; the
 // steady state after it is what the link carries.
 func tcpWarmup(d time.Duration) time.Duration { return min(d/2, 3*time.Second) }
+
+// WarmupFor is tcpWarmup plus ten round trips of the profile's delay
+// (slow start needs them to fill a long path), at most 10 s more.
+func WarmupFor(p Profile, d time.Duration) time.Duration {
+	return tcpWarmup(d) + min(time.Duration(20*p.DelayMs*float64(time.Millisecond)), 10*time.Second)
+}

@@ -40,6 +40,7 @@ type tcpResult struct {
 	MSS          int
 	Timestamps   bool
 	Retrans      uint32 // over the whole transfer, all flows
+	OppBytes     uint64 // a trace's delivery opportunities over the window (relay)
 }
 
 // flow is one bulk connection: w writes, r reads.
@@ -194,7 +195,12 @@ func (l *Lab) measureWindow(ctx context.Context, dir Direction, flows []flow, wa
 	}
 	payload := int64(s2.tx.TxBytes-s1.tx.TxBytes) - frames*int64(segmentOverhead(ts))
 	payload -= int64(s2.dupSegs-s1.dupSegs) * int64(mss)
+	var opp uint64
+	if s1.tx.Relay != nil && s2.tx.Relay != nil {
+		opp = s2.tx.Relay.OpportunityBytes - s1.tx.Relay.OpportunityBytes
+	}
 	return tcpResult{
+		OppBytes:     opp,
 		Bytes:        max(payload, 0),
 		InOrderBytes: int64(s2.rcvd - s1.rcvd),
 		Seconds:      s2.at.Sub(s1.at).Seconds(),

@@ -31,14 +31,20 @@ const (
 type probeResult struct {
 	Sent, Received, Duplicates int
 	Delays                     []time.Duration // one-way, of received packets
+	Seen                       map[uint64]bool // sequence numbers received
 }
 
 // probePPS is the probe packet rate for a profile.
 func probePPS(p Profile) float64 {
-	if p.RateKbit <= 0 {
+	if p.WifiPhyKbit > 0 { // probeShare of the medium's time, per direction
+		air := expectedWifiAirtime(p, newWifiModel(p, profileSeed(p), 5), probeIPLen)
+		return math.Max(20, math.Min(probeShare*1e9/air, 5000))
+	}
+	rate := min(NominalRateKbit(p, ToBroker), NominalRateKbit(p, ToClient))
+	if rate <= 0 {
 		return unshapedProbePPS
 	}
-	pps := probeShare * p.RateKbit * 1000 / (probeFrame * 8)
+	pps := probeShare * rate * 1000 / (probeFrame * 8)
 	return math.Max(20, math.Min(pps, 5000))
 }
 
@@ -68,7 +74,7 @@ func (l *Lab) udpPhase(ctx context.Context, p Profile, d time.Duration) (map[Dir
 
 	base := time.Now()
 	drain := time.Duration((p.DelayMs+p.JitterMs)*float64(time.Millisecond)) + 300*time.Millisecond
-	if p.RateKbit > 0 {
+	if p.RateKbit > 0 || NominalRateKbit(p, ToBroker) > 0 {
 		drain += time.Duration(p.EffectiveQueueMs() * float64(time.Millisecond))
 	}
 	end := base.Add(d)
@@ -123,6 +129,7 @@ func receiveProbes(pc net.PacketConn, base, stop time.Time, r *probeResult) erro
 		return err
 	}
 	seen := map[uint64]bool{}
+	r.Seen = seen
 	buf := make([]byte, 2048)
 	for {
 		n, _, err := pc.ReadFrom(buf)

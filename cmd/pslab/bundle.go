@@ -10,6 +10,7 @@ import (
 	"pslab/internal/lab"
 	"pslab/internal/report"
 	"pslab/internal/results"
+	"pslab/netem/linkinfo"
 )
 
 func newBundleCmd() *cobra.Command {
@@ -174,6 +175,25 @@ func wireBytes(r *results.Record) (toBroker, toClient int, err error) {
 	return toBroker, toClient, nil
 }
 
+// verifiedGoodput says what the link bound of a record's network is made
+// of: its link's verified goodput, or each role's link's.
+func verifiedGoodput(n results.Network) string {
+	one := func(v *linkinfo.Verification, spec *linkinfo.Profile) string {
+		if v == nil || spec == nil {
+			return "unshaped"
+		}
+		return fmt.Sprintf("verified goodput %.0f / %.0f B/s up/down, %s duplex", v.ToBroker.GoodputKbit*1000/8, v.ToClient.GoodputKbit*1000/8, spec.Duplex)
+	}
+	if len(n.Links) == 0 {
+		return one(n.Verify, n.Spec)
+	}
+	var parts []string
+	for _, l := range n.Links {
+		parts = append(parts, fmt.Sprintf("%s' link %s: %s", l.Role, l.Profile, one(l.Verify, l.Spec)))
+	}
+	return strings.Join(parts, "; ")
+}
+
 func writeLinkBounds(cmd *cobra.Command, recs []results.Record) error {
 	out := cmd.OutOrStdout()
 	var sum float64
@@ -192,9 +212,8 @@ func writeLinkBounds(cmd *cobra.Command, recs []results.Record) error {
 			return badInputf("case %s rep %d on %s: no verification of the link in the record", r.CaseID, r.Rep, r.Network.Profile)
 		}
 		if n == 0 {
-			v := r.Network.Verify
-			fmt.Fprintf(out, "rep  sub msgs/s  bound msgs/s  ratio  (%s: %d B to the broker + %d B to the subscriber per message; verified goodput %.0f / %.0f B/s up/down, %s duplex)\n",
-				r.Broker, toBroker, toClient, v.ToBroker.GoodputKbit*1000/8, v.ToClient.GoodputKbit*1000/8, r.Network.Spec.Duplex)
+			fmt.Fprintf(out, "rep  sub msgs/s  bound msgs/s  ratio  (%s: %d B to the broker + %d B to the subscriber per message; %s)\n",
+				r.Broker, toBroker, toClient, verifiedGoodput(r.Network))
 		}
 		ratio := r.Result.SubTput / bound
 		fmt.Fprintf(out, "%3d  %10.2f  %12.2f  %5.3f\n", r.Rep, r.Result.SubTput, bound, ratio)

@@ -114,8 +114,8 @@ func backendReport() string {
 	case err != nil:
 		return "could not probe: " + err.Error()
 	case b == netem.BackendNetem:
-		return "netem qdisc (sch_netem): rate, loss, delay, jitter, duplication, loss correlation"
+		return "netem qdisc (sch_netem) for rate, loss, delay, jitter, duplication; the relay (user space) for the rest"
 	default:
-		return "tbf+nftables (no sch_netem in this kernel): rate and random loss only; profiles with delay, jitter, duplication or loss correlation are refused"
+		return "tbf+nftables (no sch_netem in this kernel) for rate and random loss; the relay (user space) for delay, jitter, bursty loss, traces, outages and 802.11"
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"pslab/internal/broker"
 	_ "pslab/internal/brokers/all" // every broker, registered
+	"pslab/netem"
 )
 
 // Exit codes.
@@ -65,6 +66,7 @@ wireless link, and records throughput, latency and delivery counts per case.`,
 }
 
 func main() {
+	netem.RunRelayIfRequested() // the relay backend is this binary, started again
 	broker.RunChildIfRequested()
 	os.Exit(execute(os.Args[1:]))
 }

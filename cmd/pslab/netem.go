@@ -26,6 +26,8 @@ type netemFlags struct {
 	asJSON   bool
 	// brokerPID puts the broker side into that process's network namespace.
 	brokerPID int
+	// detached: a relay backend outlives the command (netem up).
+	detached bool
 }
 
 func newNetemCmd() *cobra.Command {
@@ -36,10 +38,12 @@ func newNetemCmd() *cobra.Command {
 		Long: `pslab emulates the link between clients and broker in three network
 namespaces it makes itself: <prefix>-cli (clients), <prefix>-rtr (the router
 that shapes and drops) and <prefix>-brk (the broker), joined by veth pairs.
-Every profile, wireline too, goes through the router. The router uses the
-netem qdisc where the kernel has it, else TBF for the rate plus nftables
-random drop; profiles needing delay, jitter, duplication or loss correlation
-are refused on that fallback. Needs root.
+Every profile, wireline too, goes through the router. A profile of rate and
+independent loss runs on the netem qdisc where the kernel has it, else on TBF
+for the rate plus nftables random drop; anything else (delay, jitter,
+Gilbert-Elliott loss, Mahimahi traces, outages, 802.11 airtime and retries)
+on the relay, a process of this binary in the router namespace. The
+profile's backend key or --backend chooses. Needs root.
 
 With --broker-pid PID (up, verify) the broker side is not <prefix>-brk but
 the network namespace of that process, e.g. a broker container's: pslab puts
@@ -55,13 +59,13 @@ Profiles: ` + strings.Join(netem.BuiltinProfiles(), ", ") + `, or a YAML file
 	}
 	cmd.PersistentFlags().StringVar(&f.prefix, "lab", "pslab", "name of the lab: prefix of its namespaces, interfaces and nft table (as pslab run --lab)")
 	addDeprecatedAlias(cmd.PersistentFlags(), "prefix", "lab")
-	cmd.PersistentFlags().StringVar(&f.backend, "backend", "auto", "auto, netem or tbf+nftables")
+	cmd.PersistentFlags().StringVar(&f.backend, "backend", "auto", "auto, relay, netem or tbf+nftables (auto: the profile's backend key, else see docs/netem.md)")
 
 	up := &cobra.Command{
 		Use:   "up PROFILE",
 		Short: "Build the namespaces and apply a profile, and leave them up",
 		Long: `Remove leftovers of an earlier run, build the namespaces, veths and routes,
-apply PROFILE and leave everything up: until ` + "`pslab netem down`" + `, or until
+apply PROFILE and leave everything up (a relay backend's process too): until ` + "`pslab netem down`" + `, or until
 a later pslab run or netem command with the same prefix replaces it (once
 this command has exited, the lab counts as a leftover). Prints the backend
 used. Run programs in it with ip netns exec <prefix>-cli|<prefix>-brk.
@@ -134,12 +138,12 @@ func newLab(f netemFlags) (*netem.Lab, error) {
 	var b netem.Backend
 	switch f.backend {
 	case "auto", "":
-	case string(netem.BackendNetem), string(netem.BackendTBFNft):
+	case string(netem.BackendNetem), string(netem.BackendTBFNft), string(netem.BackendRelay):
 		b = netem.Backend(f.backend)
 	default:
-		return nil, badInputf("--backend %q: want auto, netem or tbf+nftables", f.backend)
+		return nil, badInputf("--backend %q: want auto, relay, netem or tbf+nftables", f.backend)
 	}
-	o := netem.Options{Prefix: f.prefix, Backend: b, BrokerPID: f.brokerPID}
+	o := netem.Options{Prefix: f.prefix, Backend: b, BrokerPID: f.brokerPID, DetachedRelay: f.detached}
 	if err := netem.CheckOptions(o); err != nil {
 		if errors.Is(err, netem.ErrBadBrokerPID) {
 			err = fmt.Errorf("--broker-pid: %w", err)
@@ -187,6 +191,7 @@ func bringUp(ctx context.Context, l *netem.Lab, p netem.Profile) (netem.Backend,
 }
 
 func netemUp(c *cobra.Command, f netemFlags, name string) error {
+	f.detached = true // a relay stays up with the lab, until netem down
 	p, err := loadProfile(name)
 	if err != nil {
 		return err
@@ -203,7 +208,7 @@ func netemUp(c *cobra.Command, f netemFlags, name string) error {
 	}
 	cli, rtr, brk := l.Namespaces()
 	out := c.OutOrStdout()
-	fmt.Fprintf(out, "up: %s\nbackend: %s\n", p, b)
+	fmt.Fprintf(out, "up: %s\nbackend: %s\n", netem.Describe(p), b)
 	if f.brokerPID != 0 {
 		fmt.Fprintf(out, "clients in netns %s (%s), router %s, broker side: veth %s (%s) in the network namespace of %s\n",
 			cli, l.ClientIP(), rtr, l.BrokerInterface(), l.BrokerIP(), brk)
@@ -277,7 +282,7 @@ func netemVerify(c *cobra.Command, f netemFlags, name string) error {
 	}
 	out := c.OutOrStdout()
 	if !f.asJSON {
-		fmt.Fprintf(out, "verifying %s on backend %s, about %s ...\n", p.Name, b, 3*f.duration+2*min(f.duration/2, 3*time.Second))
+		fmt.Fprintf(out, "verifying %s on backend %s, about %s ...\n", p.Name, b, 3*f.duration+min(f.duration, 5*time.Second)+2*netem.WarmupFor(p, f.duration))
 	}
 	v, err := l.Verify(ctx, p, f.duration)
 	if err != nil {
@@ -294,7 +299,11 @@ func netemVerify(c *cobra.Command, f netemFlags, name string) error {
 		fmt.Fprint(out, v)
 		fmt.Fprint(out, "router counters over the verification:\n", v.Counters)
 		if checkErr == nil {
-			fmt.Fprintf(out, "OK: goodput within %.0f %% and loss within %.1f points of the profile in both directions\n", 100*f.rateTol, f.lossTol)
+			fmt.Fprintf(out, "OK: goodput within %.0f %% and loss within %.1f points of the profile in both directions", 100*f.rateTol, f.lossTol)
+			if v.RTT != nil {
+				fmt.Fprintf(out, ", mean ping RTT within %.0f %% (or 1 ms) of the model's, mean loss runs within 20 %% where checked", 100*f.rateTol)
+			}
+			fmt.Fprintln(out)
 		}
 	}
 	if f.keep {

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pslab/internal/lab"
-	"pslab/netem"
 )
 
 // checkRunFlags checks the flags of run and sweep before any file is read
@@ -33,7 +32,7 @@ func checkRunFlags(cmd *cobra.Command, f runFlags) error {
 		}
 	}
 	for _, n := range f.networks {
-		if _, err := netem.LoadProfile(n); err != nil {
+		if err := lab.CheckNetwork(n); err != nil {
 			problems = append(problems, fmt.Sprintf("--network %s: %v", n, err))
 		}
 	}

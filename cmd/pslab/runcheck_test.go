@@ -107,19 +107,23 @@ func TestUnsupportedProfileIsRefusedBeforeAnything(t *testing.T) {
 	b, err := netem.KernelBackend()
 	require.NoError(t, err)
 	if b == netem.BackendNetem {
-		t.Skip("this kernel has sch_netem: wifi-bursty is supported")
+		t.Skip("this kernel has sch_netem: a profile asking for netem is supported")
 	}
+	// Delay is the relay's where the kernel has no sch_netem; a profile
+	// that insists on netem cannot run here.
 	dir := t.TempDir()
+	prof := filepath.Join(dir, "netem-only.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte("delay_ms: 5\nbackend: netem\n"), 0o644))
 	good := filepath.Join(dir, "good.yaml")
 	require.NoError(t, os.WriteFile(good, []byte("suite: g\ncases:\n  - window: 1s\n"), 0o644))
 	out := filepath.Join(dir, "out")
-	log, err := runCmd(good, "--broker", "nats", "--network", "wifi-bursty", "--out", out, "--lab", "unsup")
+	log, err := runCmd(good, "--broker", "nats", "--network", prof, "--out", out, "--lab", "unsup")
 	require.Error(t, err)
 	assert.True(t, isBadInput(err), err)
-	assert.Contains(t, err.Error(), "wifi-bursty")
+	assert.Contains(t, err.Error(), "netem-only")
 	assert.Contains(t, err.Error(), "sch_netem")
 	assert.NotContains(t, log, "suite g:", "no banner")
 	_, statErr := os.Stat(out)
 	assert.True(t, os.IsNotExist(statErr), "nothing written")
-	assert.Equal(t, exitBadInput, execute([]string{"netem", "up", "wifi-bursty", "--lab", "unsup"}), "as netem up refuses it")
+	assert.Equal(t, exitBadInput, execute([]string{"netem", "up", prof, "--lab", "unsup"}), "as netem up refuses it")
 }

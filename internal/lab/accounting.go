@@ -9,15 +9,22 @@ import (
 
 	"pslab/internal/load"
 	"pslab/internal/results"
+	"pslab/netem"
 )
 
 // linkBits is the emulated link's rate in bits/s, 0 when unshaped: it
 // sizes how long the drain waits for a backlog to cross the link.
 func (nw *network) linkBits() float64 {
-	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
-		return 0
+	var r float64 // the slower shaped direction the messages cross
+	for _, x := range []struct {
+		p netem.Profile
+		d netem.Direction
+	}{{nw.profile, netem.ToBroker}, {nw.subscribersProfile(), netem.ToClient}} {
+		if k := netem.NominalRateKbit(x.p, x.d); x.p.Shaped() && k > 0 && (r == 0 || k < r) {
+			r = k
+		}
 	}
-	return nw.profile.RateKbit * 1000
+	return r * 1000 // RateKbit, a trace's mean, 802.11's airtime rate
 }
 
 // accountingFlags are the flags of a result's delivery accounting, drain

@@ -27,6 +27,10 @@ type session struct {
 	desc  brokerDesc
 	b     broker.Broker
 	drv   driver.Driver
+	// pubDrv: on a network with a link per role, the publishers' driver
+	// (dialing from their link's namespace; drv the subscribers'); nil
+	// otherwise.
+	pubDrv driver.Driver
 	// config is the broker's effective configuration hash (identity.go).
 	config string
 }
@@ -46,9 +50,9 @@ type caseRun struct {
 	prefix string
 	rec    *results.Record
 
-	unshaped      bool            // connections are set up with the link's shaping lifted
-	reshaped      bool            // and it was put back
-	before        *netem.Counters // link counters at the start of the measured part
+	unshaped      bool              // connections are set up with the link's shaping lifted
+	reshaped      bool              // and it was put back
+	before        []*netem.Counters // link counters at the start of the measured part, per link
 	sampler       *metrics.ProcSampler
 	interval      time.Duration // between resource samples
 	samplingStart time.Time
@@ -202,11 +206,11 @@ func (cr *caseRun) startSampling(ctx context.Context) (stop func()) {
 
 // loadConfig is the load engine's configuration of the case.
 func (cr *caseRun) loadConfig() load.Config {
-	cfg := load.Config{Case: cr.c, Prefix: cr.prefix, Driver: cr.drv, Seed: cr.rec.Seed,
+	cfg := load.Config{Case: cr.c, Prefix: cr.prefix, Driver: cr.drv, PubDriver: cr.pubDrv, Seed: cr.rec.Seed,
 		Injector: injector{nw: cr.nw, b: cr.b, sampler: cr.sampler},
 		// On the emulated link a graceful close waits behind the queued data
 		// and the purge in tearDown removes everything anyway: drop instead.
-		AbortAtEnd: cr.nw.profile.Shaped(), LinkBitsPerSec: cr.nw.linkBits()}
+		AbortAtEnd: cr.nw.shaped(), LinkBitsPerSec: cr.nw.linkBits()}
 	if cr.unshaped {
 		cfg.Connected = func() error {
 			t := time.Now()
@@ -242,7 +246,7 @@ func (cr *caseRun) runLoad(ctx context.Context) error {
 	stopSampling()
 	cr.samples = cr.sampler.Stop()
 	cr.rec.WallS = time.Since(cr.rec.Started).Seconds()
-	cr.rec.Network.Link = cr.nw.linkOver(cr.before)
+	cr.nw.recordLinks(&cr.rec.Network, cr.before)
 	return nil
 }
 

@@ -31,6 +31,8 @@ func (in injector) Can(k scenario.FaultKind) error {
 	switch {
 	case k.IsLink() && in.nw.lab == nil:
 		return fmt.Errorf("refused: %s needs the emulated link (root and network namespaces); network %s runs on the host network here", k, in.nw.profile.Name)
+	case k.IsLink() && in.nw.sub != nil:
+		return fmt.Errorf("refused: %s on network %s, which has a link per role: the fault would have to say which role's link it hits, and faults cannot say that yet", k, in.nw.name())
 	case k == scenario.BrokerRestart:
 		if _, ok := in.b.(restartable); !ok {
 			return fmt.Errorf("refused: pslab cannot kill and restart broker %s (one reached by --url, or the in-memory fake)", in.b.Name())

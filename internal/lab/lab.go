@@ -200,25 +200,27 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 	}
 	var nets []string
 	for _, n := range p.Networks {
-		prof, err := netem.LoadProfile(n)
+		spec, err := loadNetwork(n)
 		if err != nil {
 			return p, err
 		}
-		if prof.Shaped() {
+		if spec.shaped() || spec.perRole {
 			if err := p.simulatedOnShaped(o, n); err != nil {
 				return p, err
 			}
 		}
-		if prof.Shaped() && remoteErr != nil {
+		if spec.shaped() && remoteErr != nil {
 			return p, fmt.Errorf("network %s: the link to an external broker (--url) cannot be emulated: %w; for a broker on this machine, give the PID of a process in its network namespace (--broker-pid, e.g. a container's)", n, remoteErr)
 		}
-		if prof.Shaped() {
+		if spec.shaped() || spec.perRole {
 			if err := netem.Supported(); err != nil {
 				p.Notes = append(p.Notes, fmt.Sprintf("network %s skipped: link emulation needs root and network namespaces (%v)", n, err))
 				continue
 			}
-			if err := netem.CheckProfile(prof); err != nil { // as `pslab netem up` refuses it, before anything
-				return p, fmt.Errorf("network %s: %w", n, err)
+			for _, prof := range spec.profiles() { // as `pslab netem up` refuses them, before anything
+				if err := netem.CheckProfile(prof); err != nil {
+					return p, fmt.Errorf("network %s: %w", n, err)
+				}
 			}
 		}
 		nets = append(nets, n)
@@ -392,11 +394,11 @@ type labRun struct {
 // schedule's order.
 func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) error {
 	p, o := lr.p, lr.o
-	sched := newSchedule(p, o, bName, nw.profile.Name, o.Seed)
-	lr.pr.begin(nw.profile.Name, bName, sched)
+	sched := newSchedule(p, o, bName, nw.name(), o.Seed)
+	lr.pr.begin(nw.name(), bName, sched)
 	defer lr.pr.end()
 	if least, _ := sched.remaining(); least == 0 {
-		fmt.Fprintf(o.Log, "%s on %s: every repetition finished (resumed run)\n", bName, nw.profile.Name)
+		fmt.Fprintf(o.Log, "%s on %s: every repetition finished (resumed run)\n", bName, nw.name())
 		return nil
 	}
 	s, stop, err := lr.startSession(ctx, nw, bName)
@@ -405,7 +407,7 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 	}
 	defer stop()
 	sched.onNetwork(nw)
-	if err := lr.setAsideOtherConfigs(sched, bName, nw.profile.Name, s.config); err != nil {
+	if err := lr.setAsideOtherConfigs(sched, bName, nw.name(), s.config); err != nil {
 		return err
 	}
 	if o.WarmupRun {
@@ -432,7 +434,7 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 			judge(rec)
 		}
 		r.add(rec) // first, so that the progress line counts it
-		if err := lr.record(rec, nw.profile.Name); err != nil {
+		if err := lr.record(rec, nw.name()); err != nil {
 			return err
 		}
 	}
@@ -484,14 +486,32 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		return nil, nil, err
 	}
 	ep.StallTolerance = nw.stallTolerance()
-	drv, err := k.NewDriver(ctx, ep)
+	subEP := ep // a link per role: the subscribers dial from the lab's second link
+	if nw.sub != nil {
+		subEP.Dialer = nw.sub.lab
+	}
+	drv, err := k.NewDriver(ctx, subEP)
 	if err != nil {
 		b.Stop(context.Background())
 		return nil, nil, err
 	}
-	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv,
+	var pubDrv driver.Driver // and the publishers from its first, as ep does
+	if nw.sub != nil {
+		if pubDrv, err = k.NewDriver(ctx, ep); err != nil {
+			drv.Close()
+			b.Stop(context.Background())
+			return nil, nil, err
+		}
+	}
+	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv, pubDrv: pubDrv,
 		config: configOf(b, o.Log)}
-	return s, func() { drv.Close(); b.Stop(context.Background()) }, nil
+	return s, func() {
+		if pubDrv != nil {
+			pubDrv.Close()
+		}
+		drv.Close()
+		b.Stop(context.Background())
+	}, nil
 }
 
 // record writes a case run's record (and its latency histogram) to the

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,11 +20,15 @@ import (
 // lab's namespaces when this machine can do it, else loopback (wireline
 // only, and said so).
 type network struct {
-	profile netem.Profile
-	lab     *netem.Lab // nil: loopback
+	profile netem.Profile // per role: the publishers' link's (the lab's first)
+	lab     *netem.Lab    // nil: loopback
 	backend netem.Backend
 	host    broker.Host
 	verify  *netem.Verification
+	// sub: a network with a link per role (roles.go): the subscribers'
+	// link, the lab's second; spec is then the network's name as given.
+	sub  *roleLink
+	spec string
 	// external: an external broker (--url) over the host network, by
 	// choice, not for want of root.
 	external bool
@@ -47,11 +52,15 @@ const (
 )
 
 func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerPID int, remote remoteBrokers, log io.Writer) (*network, error) {
-	p, err := netem.LoadProfile(name)
+	spec, err := loadNetwork(name)
 	if err != nil {
 		return nil, err
 	}
-	nw := &network{profile: p}
+	p := spec.pub
+	nw := &network{profile: p, spec: spec.name}
+	if spec.perRole {
+		return openRoleNetwork(ctx, nw, spec, labName, use, brokerPID, remote, log)
+	}
 	if use != throughLab && !p.Shaped() {
 		what := map[hostUse]string{hostExternal: "external", hostInMemory: "in-memory"}[use]
 		fmt.Fprintf(log, "note: %s broker: running %s over the host network\n", what, name)
@@ -66,36 +75,14 @@ func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerP
 		nw.host = broker.LoopbackHost{}
 		return nw, nil
 	}
-	if labName == "" {
-		labName = "pslab"
-	}
-	removed, err := netem.Cleanup(labName)
+	lab, err := upLab(ctx, labName, netem.Options{Prefix: labName, BrokerPID: brokerPID, Remote: remote.addrs}, log)
 	if err != nil {
-		return nil, fmt.Errorf("clean up leftovers: %w", err)
-	}
-	for _, r := range removed {
-		fmt.Fprintf(log, "cleanup: removed %s left by an earlier run\n", r)
-	}
-	lab := netem.New(netem.Options{Prefix: labName, BrokerPID: brokerPID, Remote: remote.addrs})
-	if err := lab.Up(ctx); err != nil {
-		_ = lab.Down()
 		return nil, err
 	}
-	backend, err := lab.Apply(p)
-	if err != nil {
+	nw.lab, nw.host = lab, labHost{lab}
+	if nw.backend, nw.verify, err = applyVerified(ctx, lab, p, name, log); err != nil {
 		_ = lab.Down()
 		return nil, err
-	}
-	nw.lab, nw.backend, nw.host = lab, backend, labHost{lab}
-	if p.Shaped() {
-		fmt.Fprintf(log, "verifying %s for %s ...\n", name, verifyDuration)
-		v, err := lab.Verify(ctx, p, verifyDuration)
-		if err != nil {
-			_ = lab.Down()
-			return nil, fmt.Errorf("verify %s: %w", name, err)
-		}
-		fmt.Fprintf(log, "%s\n", v)
-		nw.verify = &v
 	}
 	if remote.addrs != nil {
 		if nw.remote, err = probeRemote(ctx, lab, remote.urls, log); err != nil {
@@ -105,6 +92,70 @@ func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerP
 		nw.host = remoteHost{labHost{lab}}
 	}
 	return nw, nil
+}
+
+// openRoleNetwork sets up a network with a link per role: a lab with two
+// links, the publishers' profile on the first, the subscribers' on the
+// second, each verified.
+func openRoleNetwork(ctx context.Context, nw *network, spec networkSpec, labName string, use hostUse, brokerPID int, remote remoteBrokers, log io.Writer) (*network, error) {
+	if use != throughLab || brokerPID != 0 || remote.addrs != nil {
+		return nil, fmt.Errorf("a link per role needs the broker in the lab's own broker namespace")
+	}
+	if err := netem.Supported(); err != nil {
+		return nil, fmt.Errorf("a link per role needs the lab: %w", err)
+	}
+	lab, err := upLab(ctx, labName, netem.Options{Prefix: labName, Links: 2}, log)
+	if err != nil {
+		return nil, err
+	}
+	nw.lab, nw.host = lab, labHost{lab}
+	nw.sub = &roleLink{profile: spec.sub, lab: lab.Link(1)}
+	if nw.backend, nw.verify, err = applyVerified(ctx, lab, spec.pub, "the publishers' link, "+spec.pub.Name, log); err == nil {
+		nw.sub.backend, nw.sub.verify, err = applyVerified(ctx, nw.sub.lab, spec.sub, "the subscribers' link, "+spec.sub.Name, log)
+	}
+	if err != nil {
+		_ = lab.Down()
+		return nil, err
+	}
+	return nw, nil
+}
+
+// upLab cleans up what an earlier run of lab labName left and brings the
+// lab up.
+func upLab(ctx context.Context, labName string, o netem.Options, log io.Writer) (*netem.Lab, error) {
+	if labName == "" {
+		labName = "pslab"
+	}
+	o.Prefix = labName
+	removed, err := netem.Cleanup(labName)
+	if err != nil {
+		return nil, fmt.Errorf("clean up leftovers: %w", err)
+	}
+	for _, r := range removed {
+		fmt.Fprintf(log, "cleanup: removed %s left by an earlier run\n", r)
+	}
+	lab := netem.New(o)
+	if err := lab.Up(ctx); err != nil {
+		_ = lab.Down()
+		return nil, err
+	}
+	return lab, nil
+}
+
+// applyVerified puts profile p on link l and, when it shapes, verifies it
+// (what names it in the log).
+func applyVerified(ctx context.Context, l *netem.Lab, p netem.Profile, what string, log io.Writer) (netem.Backend, *netem.Verification, error) {
+	backend, err := l.Apply(p)
+	if err != nil || !p.Shaped() {
+		return backend, nil, err
+	}
+	fmt.Fprintf(log, "verifying %s for %s ...\n", what, verifyDuration)
+	v, err := l.Verify(ctx, p, verifyDuration)
+	if err != nil {
+		return backend, nil, fmt.Errorf("verify %s: %w", what, err)
+	}
+	fmt.Fprintf(log, "%s\n", v)
+	return backend, &v, nil
 }
 
 func (nw *network) close() {
@@ -117,6 +168,10 @@ func (nw *network) describe() string {
 	if nw.lab == nil {
 		return nw.profile.Name + " (loopback)"
 	}
+	if nw.sub != nil {
+		return fmt.Sprintf("%s (namespaces: publishers on %s, backend %s; subscribers on %s, backend %s)",
+			nw.spec, nw.profile.Name, nw.backend, nw.sub.profile.Name, nw.sub.backend)
+	}
 	if nw.remote != nil {
 		return fmt.Sprintf("%s (namespaces, backend %s, forwarded through this host to the broker's address)", nw.profile.Name, nw.backend)
 	}
@@ -124,6 +179,18 @@ func (nw *network) describe() string {
 }
 
 func (nw *network) record() results.Network {
+	if nw.sub != nil {
+		pub, sub := nw.profile, nw.sub.profile
+		backend := fmt.Sprintf("%s=%s;%s=%s", rolePub, nw.backend, roleSub, nw.sub.backend)
+		if nw.backend == netem.BackendNone && nw.sub.backend == netem.BackendNone {
+			backend = string(netem.BackendNone)
+		}
+		return results.Network{Profile: nw.spec, Path: "namespaces", Backend: backend,
+			Links: []results.RoleLink{
+				{Role: results.RolePublishers, Profile: pub.Name, Backend: string(nw.backend), Spec: &pub, Verify: nw.verify},
+				{Role: results.RoleSubscribers, Profile: sub.Name, Backend: string(nw.sub.backend), Spec: &sub, Verify: nw.sub.verify},
+			}}
+	}
 	spec := nw.profile
 	r := results.Network{Profile: nw.profile.Name, Spec: &spec, Verify: nw.verify}
 	if nw.lab == nil {
@@ -140,38 +207,67 @@ func (nw *network) record() results.Network {
 	return r
 }
 
-// snapshot takes the link counters at the start of a case.
-func (nw *network) snapshot() *netem.Counters {
-	if nw.lab == nil {
+// links are the network's emulated links, the publishers' (or the only
+// one) first; none on loopback.
+func (nw *network) links() []*netem.Lab {
+	switch {
+	case nw.lab == nil:
 		return nil
+	case nw.sub != nil:
+		return []*netem.Lab{nw.lab, nw.sub.lab}
 	}
-	c, err := nw.lab.Counters()
-	if err != nil {
-		return nil
-	}
-	return &c
+	return []*netem.Lab{nw.lab}
 }
 
-// linkOver is what the link did over a case: counter deltas since before.
-func (nw *network) linkOver(before *netem.Counters) *results.LinkOver {
-	if nw.lab == nil || before == nil {
-		return nil
+// snapshot takes the link counters at the start of a case, one per link
+// (nil for a link whose counters could not be read).
+func (nw *network) snapshot() []*netem.Counters {
+	var out []*netem.Counters
+	for _, l := range nw.links() {
+		c, err := l.Counters()
+		if err != nil {
+			out = append(out, nil)
+			continue
+		}
+		out = append(out, &c)
 	}
-	after, err := nw.lab.Counters()
-	if err != nil {
-		return &results.LinkOver{Error: err.Error()}
+	return out
+}
+
+// recordLinks puts what each link did over a case (counter deltas since
+// before) into the case's record.
+func (nw *network) recordLinks(r *results.Network, before []*netem.Counters) {
+	for i, l := range nw.links() {
+		if i >= len(before) || before[i] == nil {
+			continue
+		}
+		var over *results.LinkOver
+		if after, err := l.Counters(); err != nil {
+			over = &results.LinkOver{Error: err.Error()}
+		} else {
+			d := after.Sub(*before[i])
+			over = &results.LinkOver{Counters: &d}
+		}
+		if nw.sub == nil {
+			r.Link = over
+		} else if i < len(r.Links) {
+			r.Links[i].Link = over
+		}
 	}
-	d := after.Sub(*before)
-	return &results.LinkOver{Counters: &d}
 }
 
 // resetConnections destroys the client-broker sockets a case left behind
 // on the emulated link (see netem.Lab.ResetConnections).
 func (nw *network) resetConnections() (int, error) {
-	if nw.lab == nil {
-		return 0, nil
+	total := 0
+	for _, l := range nw.links() {
+		n, err := l.ResetConnections()
+		total += n
+		if err != nil {
+			return total, err
+		}
 	}
-	return nw.lab.ResetConnections()
+	return total, nil
 }
 
 // labHost runs brokers in the lab's broker namespace.
@@ -206,10 +302,11 @@ func (nw *network) publishWindow(c scenario.Case, d driver.Driver) int {
 		return c.PublishWindow
 	}
 	pubs := max(c.Publishers, 1)
-	if !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+	rate := netem.NominalRateKbit(nw.profile, netem.ToBroker) // RateKbit, a trace's mean, 802.11's airtime rate
+	if !nw.profile.Shaped() || rate <= 0 {
 		return driver.UnshapedWindowOf(d, c.Factors, pubs)
 	}
-	budget := int(nw.profile.RateKbit * 1000 / 8 * linkQueueS)
+	budget := int(rate * 1000 / 8 * linkQueueS)
 	return driver.WindowFor(budget/pubs, c.Size)
 }
 
@@ -236,7 +333,7 @@ const shapedStall = 2 * time.Minute
 // the 20000ms connection TTL"), and the publishers' unconfirmed sends went
 // in doubt.
 func (nw *network) stallTolerance() time.Duration {
-	if nw.profile.Shaped() {
+	if nw.shaped() {
 		return shapedStall
 	}
 	return 0
@@ -254,10 +351,12 @@ func (nw *network) stallTolerance() time.Duration {
 // elsewhere: the driver's defaults.
 func (nw *network) deliveryFlow(c scenario.Case, d driver.Driver) (int, time.Duration) {
 	dw, ok := d.(driver.DeliveryWindowed)
-	if !ok || !dw.DeliveryWindowed(c.Factors) || !nw.profile.Shaped() || nw.profile.RateKbit <= 0 {
+	subs := nw.subscribersProfile()
+	rate := netem.NominalRateKbit(subs, netem.ToClient)
+	if !ok || !dw.DeliveryWindowed(c.Factors) || !subs.Shaped() || rate <= 0 {
 		return 0, 0
 	}
-	budget := int(nw.profile.RateKbit * 1000 / 8 * deliveryQueueS)
+	budget := int(rate * 1000 / 8 * deliveryQueueS)
 	return driver.WindowFor(budget/max(c.Subscribers, 1), c.Size), shapedStall
 }
 
@@ -277,12 +376,15 @@ func (nw *network) waitIdle(ctx context.Context) (time.Duration, bool) {
 	var last uint64
 	quietSince := time.Time{}
 	for time.Since(start) < idleBound && ctx.Err() == nil {
-		c, err := nw.lab.Counters()
-		if err != nil {
-			return time.Since(start), false
+		var moved, backlog uint64
+		for _, l := range nw.links() {
+			c, err := l.Counters()
+			if err != nil {
+				return time.Since(start), false
+			}
+			moved += c.ToBroker.TxPackets + c.ToClient.TxPackets
+			backlog += c.Backlog() // every queue of every backend, the relay's too
 		}
-		moved := c.ToBroker.TxPackets + c.ToClient.TxPackets
-		backlog := c.ToBroker.Qdisc.Backlog + c.ToClient.Qdisc.Backlog + c.Shared.Backlog
 		switch {
 		case backlog > 0 || moved != last:
 			quietSince = time.Time{}
@@ -299,17 +401,51 @@ func (nw *network) waitIdle(ctx context.Context) (time.Duration, bool) {
 
 // shapedLink reports whether the network is an emulated link with shaping
 // (not wireline, not loopback).
-func (nw *network) shapedLink() bool { return nw.lab != nil && nw.profile.Shaped() }
+func (nw *network) shapedLink() bool { return nw.lab != nil && nw.shaped() }
 
-// unshape lifts the link's shaping and loss (plain forwarding) for an
-// unshaped connection set-up; reshape puts the profile back. Both are for
+// name is the network's name in records: its profile's name, or the
+// spec of a link per role as given.
+func (nw *network) name() string {
+	if nw.sub != nil {
+		return nw.spec
+	}
+	return nw.profile.Name
+}
+
+// shaped: the network's link, or one of its links per role, is shaped.
+func (nw *network) shaped() bool {
+	return nw.profile.Shaped() || (nw.sub != nil && nw.sub.profile.Shaped())
+}
+
+// subscribersProfile is the profile of the link the subscribers are on.
+func (nw *network) subscribersProfile() netem.Profile {
+	if nw.sub != nil {
+		return nw.sub.profile
+	}
+	return nw.profile
+}
+
+// unshape lifts the links' shaping and loss (plain forwarding) for an
+// unshaped connection set-up; reshape puts the profiles back. Both are for
 // a shapedLink.
-func (nw *network) unshape() error { return nw.lab.Clear() }
+func (nw *network) unshape() error {
+	var errs []error
+	for _, l := range nw.links() {
+		errs = append(errs, l.Clear())
+	}
+	return errors.Join(errs...)
+}
 
 func (nw *network) reshape() error {
 	b, err := nw.lab.Apply(nw.profile)
 	if err == nil && b != nw.backend {
 		err = fmt.Errorf("link reshaped with backend %s, verified with %s", b, nw.backend)
+	}
+	if s := nw.sub; s != nil && err == nil {
+		b, err = s.lab.Apply(s.profile)
+		if err == nil && b != s.backend {
+			err = fmt.Errorf("subscribers' link reshaped with backend %s, verified with %s", b, s.backend)
+		}
 	}
 	return err
 }

@@ -56,8 +56,8 @@ func labsFor(o Options, name string) int {
 	if o.Parallel <= 1 {
 		return 1
 	}
-	prof, err := netem.LoadProfile(name)
-	if err != nil || !prof.Shaped() {
+	spec, err := loadNetwork(name)
+	if err != nil || !spec.shaped() {
 		return 1
 	}
 	return o.Parallel
@@ -67,8 +67,8 @@ func labsFor(o Options, name string) int {
 func (p Plan) labsByNetwork(o Options) map[string]int {
 	m := map[string]int{}
 	for _, n := range p.Networks {
-		if prof, err := netem.LoadProfile(n); err == nil {
-			m[prof.Name] = labsFor(o, n)
+		if spec, err := loadNetwork(n); err == nil {
+			m[spec.recordName()] = labsFor(o, n)
 		}
 	}
 	return m
@@ -173,7 +173,7 @@ func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network
 	}
 	started.Done()
 	started.Wait()
-	if err := sh.sameConfig(lr, bName, nw.profile.Name, s.config); err != nil {
+	if err := sh.sameConfig(lr, bName, nw.name(), s.config); err != nil {
 		return fmt.Errorf("lab %s: %w", wl.o.LabName, err)
 	}
 	for {
@@ -193,7 +193,7 @@ func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network
 		if judge != nil {
 			judge(rec)
 		}
-		if err := sh.finish(r, rec, func() error { return lr.record(rec, nw.profile.Name) }); err != nil {
+		if err := sh.finish(r, rec, func() error { return lr.record(rec, nw.name()) }); err != nil {
 			return err
 		}
 	}

@@ -3,8 +3,6 @@ package lab
 import (
 	"fmt"
 	"time"
-
-	"pslab/netem"
 )
 
 // overheadEstimate is the time per case run outside warm-up, window and
@@ -178,8 +176,8 @@ func fmtDur(d time.Duration) string {
 func profileNames(nets []string) []string {
 	out := make([]string, 0, len(nets))
 	for _, n := range nets {
-		if p, err := netem.LoadProfile(n); err == nil {
-			n = p.Name
+		if spec, err := loadNetwork(n); err == nil {
+			n = spec.recordName()
 		}
 		out = append(out, n)
 	}

@@ -22,7 +22,7 @@ const quietSample = 500 * time.Millisecond
 // the wait (phases.quiet_wait_s); a machine still busy after it is
 // measured anyway, and flagged machine-busy as usual.
 func (cr *caseRun) waitQuiet(ctx context.Context) error {
-	if cr.o.QuietWait <= 0 || cr.nw.profile.Shaped() {
+	if cr.o.QuietWait <= 0 || cr.nw.shaped() {
 		return nil
 	}
 	start := time.Now()

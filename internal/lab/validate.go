@@ -40,7 +40,11 @@ func checkNames(s *scenario.Suite, o Options, brokers, networks []string) []stri
 		}
 	}
 	for _, n := range networks {
-		if _, err := netem.LoadProfile(n); err != nil {
+		spec, err := loadNetwork(n)
+		if err == nil {
+			err = spec.checkRoles(o)
+		}
+		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s %v", where("--network", len(o.Networks) > 0, s.NetworksLine, "networks"), err))
 		}
 	}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/brokers/fake"
+	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
 
@@ -189,4 +191,38 @@ func TestFakeSelector(t *testing.T) {
 	assert.Equal(t, st.Routed, n.Expected)
 	assert.Equal(t, n.Expected, n.Received)
 	assert.Zero(t, n.Unexpected)
+}
+
+// roleDriver counts the connections a driver opened per role.
+type roleDriver struct {
+	*fake.Driver
+	pubs, subs atomic.Int64
+}
+
+func (d *roleDriver) Publisher(ctx context.Context, s driver.PubSpec) (driver.Publisher, error) {
+	d.pubs.Add(1)
+	return d.Driver.Publisher(ctx, s)
+}
+
+func (d *roleDriver) Subscriber(ctx context.Context, s driver.SubSpec, h driver.Handler) (driver.Subscriber, error) {
+	d.subs.Add(1)
+	return d.Driver.Subscriber(ctx, s, h)
+}
+
+// TestPubDriverOpensThePublishers: with a driver of their own (a link per
+// role: it dials from the publishers' namespace) every publisher is opened
+// by it and every subscriber by the case's driver, and the messages still
+// meet at the one broker.
+func TestPubDriverOpensThePublishers(t *testing.T) {
+	d := fake.Open(fake.Knobs{})
+	subs, pubs := &roleDriver{Driver: d}, &roleDriver{Driver: d}
+	res, err := Run(context.Background(), Config{Case: fakeCase(scenario.NonDurable, 3, 2, 200), Prefix: "pslab-fake",
+		Driver: subs, PubDriver: pubs, Seed: 3})
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, pubs.pubs.Load())
+	assert.Zero(t, pubs.subs.Load())
+	assert.EqualValues(t, 2, subs.subs.Load())
+	assert.Zero(t, subs.pubs.Load())
+	assert.Positive(t, res.Counts.Sent)
+	assert.Equal(t, res.Counts.Expected, res.Counts.Received)
 }

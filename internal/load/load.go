@@ -33,7 +33,12 @@ type Config struct {
 	Case   scenario.Case
 	Prefix string // unique names on the broker for this case run
 	Driver driver.Driver
-	Seed   int64
+	// PubDriver, when set, opens the publishers' connections instead of
+	// Driver (which opens the subscribers' and does the rest): a driver
+	// whose endpoint dials from another network namespace, for a network
+	// with a link per role. Both reach the same broker.
+	PubDriver driver.Driver
+	Seed      int64
 	// ConnectParallel bounds concurrent connection set-up (default 64: on
 	// a lossy link a lost SYN costs a 1 s retransmission, and set-up in
 	// parallel hides it).
@@ -56,6 +61,14 @@ type Config struct {
 	// MaxDrain (0: DefaultMaxDrain) it bounds the drain (see drain.go).
 	LinkBitsPerSec float64
 	MaxDrain       time.Duration
+}
+
+// pubDriver is the driver of the publishers' connections.
+func (cfg Config) pubDriver() driver.Driver {
+	if cfg.PubDriver != nil {
+		return cfg.PubDriver
+	}
+	return cfg.Driver
 }
 
 // Progress is a running snapshot.
@@ -223,7 +236,7 @@ func (r *run) connect(ctx context.Context) error {
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
-			pub, err := r.cfg.Driver.Publisher(gctx, driver.PubSpec{Case: r.cs, ID: p.id, Topic: p.topic, Window: c.PublishWindow})
+			pub, err := r.cfg.pubDriver().Publisher(gctx, driver.PubSpec{Case: r.cs, ID: p.id, Topic: p.topic, Window: c.PublishWindow})
 			if err != nil {
 				return fmt.Errorf("publisher %d: %w", p.id, err)
 			}

@@ -132,6 +132,38 @@ type Network struct {
 	Remote  *RemotePath            `json:"remote,omitempty"` // a broker on another host: the path beyond the emulated hop
 	// Lab names the lab of a run with parallel labs (Settings.ConcurrentLabs).
 	Lab string `json:"lab,omitempty"`
+	// Links: a network with a link per role (Profile "pub=A+sub=B"): each
+	// role's link, publishers' first. Spec, Link and Verify are then nil
+	// (each link has its own) and Backend is "pub=B1;sub=B2" ("none" when
+	// neither link is shaped); a network with one link for every client
+	// has no Links.
+	Links []RoleLink `json:"links,omitempty"`
+}
+
+// RoleLink is one role's link of a network with a link per role.
+type RoleLink struct {
+	Role    string                 `json:"role"`    // RolePublishers or RoleSubscribers
+	Profile string                 `json:"profile"` // the link's profile name
+	Backend string                 `json:"backend"` // as Network.Backend
+	Spec    *linkinfo.Profile      `json:"spec,omitempty"`
+	Link    *LinkOver              `json:"link,omitempty"`
+	Verify  *linkinfo.Verification `json:"verify,omitempty"`
+}
+
+// Roles of a network with a link per role.
+const (
+	RolePublishers  = "publishers"
+	RoleSubscribers = "subscribers"
+)
+
+// RoleLink returns the link of role in a network with a link per role.
+func (n Network) RoleLink(role string) (RoleLink, bool) {
+	for _, l := range n.Links {
+		if l.Role == role {
+			return l, true
+		}
+	}
+	return RoleLink{}, false
 }
 
 // LinkOver is what the emulated link did over a case: the counters'

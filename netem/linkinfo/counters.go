@@ -30,6 +30,9 @@ type DirCounters struct {
 	// NftFaultDrops counts the drops of a fault (outage or loss step,
 	// SetFaultLoss), on any backend.
 	NftFaultDrops uint64 `json:"nft_fault_drops,omitempty"`
+	// Relay: the relay backend's own counters (nil on the kernel
+	// backends), drops by cause.
+	Relay *RelayDirCounters `json:"relay,omitempty"`
 }
 
 // Counters are the router's counters per direction. Take one before and one
@@ -58,13 +61,22 @@ func (c Counters) Sub(before Counters) Counters {
 }
 
 func (d DirCounters) sub(b DirCounters) DirCounters {
-	return DirCounters{
+	r := DirCounters{
 		Qdisc:     d.Qdisc.sub(b.Qdisc),
 		TxPackets: d.TxPackets - b.TxPackets, TxBytes: d.TxBytes - b.TxBytes,
 		NftSeen: d.NftSeen - b.NftSeen, NftDrops: d.NftDrops - b.NftDrops,
 		// Fault rules come and go within a case: no delta across a removal.
 		NftFaultDrops: d.NftFaultDrops - min(b.NftFaultDrops, d.NftFaultDrops),
 	}
+	if d.Relay != nil {
+		var before RelayDirCounters
+		if b.Relay != nil {
+			before = *b.Relay
+		}
+		x := d.Relay.sub(before)
+		r.Relay = &x
+	}
+	return r
 }
 
 func (q QdiscCounters) sub(b QdiscCounters) QdiscCounters {
@@ -91,6 +103,12 @@ func (c Counters) Dir(d Direction) DirCounters {
 // drops (half duplex) cannot be told apart by direction and are left out.
 // ok is false when nothing was counted.
 func (d DirCounters) DropPct() (pct float64, ok bool) {
+	if r := d.Relay; r != nil {
+		if r.Seen == 0 {
+			return 0, false
+		}
+		return 100 * float64(r.Drops()) / float64(r.Seen), true
+	}
 	in := d.NftSeen
 	if in == 0 { // no nft table (netem backend): qdisc sent + dropped
 		in = d.Qdisc.Packets + d.Qdisc.Drops
@@ -113,6 +131,9 @@ func (c Counters) String() string {
 		}
 		if d.NftFaultDrops > 0 {
 			s += fmt.Sprintf("; fault dropped %d", d.NftFaultDrops)
+		}
+		if d.Relay != nil {
+			s += "; " + d.Relay.String()
 		}
 		return s + "\n"
 	}

@@ -38,6 +38,60 @@ type Profile struct {
 	// QueueMs is the router's queue as time at the profile's rate: it bounds
 	// the queueing delay a full queue adds. 0 means DefaultQueueMs.
 	QueueMs float64 `json:"queue_ms,omitempty"`
+
+	// The fields below are the relay backend's (relay.go, docs/netem.md);
+	// every one is omitted from JSON when not set, so records of profiles
+	// without them read and write as before.
+
+	// RateDownKbit: the to-client rate when it differs from RateKbit (the
+	// to-broker one); full duplex, relay backend.
+	RateDownKbit float64 `json:"rate_down_kbit,omitempty"`
+	// Backend: "" or "auto" (the kernel for rate and independent loss
+	// alone, the relay for anything else), "relay", "netem", "tbf+nftables".
+	Backend string `json:"backend,omitempty"`
+	// JitterDist: "uniform" (default: delay +- jitter) or "normal" (jitter
+	// is the standard deviation). Reorder lets a packet with a shorter
+	// delay overtake an earlier one; by default the link keeps its order.
+	JitterDist string `json:"jitter_dist,omitempty"`
+	Reorder    bool   `json:"reorder,omitempty"`
+	// Gilbert-Elliott loss, percent per packet (per frame attempt under
+	// the 802.11 model): good->bad, bad->good, loss in good, loss in bad.
+	GEPPct        float64 `json:"ge_p_pct,omitempty"`
+	GERPct        float64 `json:"ge_r_pct,omitempty"`
+	GELossGoodPct float64 `json:"ge_loss_good_pct,omitempty"`
+	GELossBadPct  float64 `json:"ge_loss_bad_pct,omitempty"`
+	// QueuePackets / QueueBytes: the queue limit in packets or bytes
+	// (drop-tail), instead of QueueMs.
+	QueuePackets float64 `json:"queue_packets,omitempty"`
+	QueueBytes   float64 `json:"queue_bytes,omitempty"`
+	// TraceUp / TraceDown: Mahimahi traces (to-broker, to-client), as
+	// written in the profile: relative to the profile's file.
+	TraceUp   string `json:"trace_up,omitempty"`
+	TraceDown string `json:"trace_down,omitempty"`
+	// Outages: on for OutageOnMs, off for OutageOffMs, repeating; with
+	// OutageRandom the times are exponential with those means.
+	OutageOnMs   float64 `json:"outage_on_ms,omitempty"`
+	OutageOffMs  float64 `json:"outage_off_ms,omitempty"`
+	OutageRandom bool    `json:"outage_random,omitempty"`
+	// The 802.11 model (model_wifi.go): PHY rate, ACK (basic) rate, slot,
+	// SIFS, PLCP preamble+header, contention windows, retry limit
+	// (attempts at most), MAC overhead per frame.
+	WifiPhyKbit    float64 `json:"wifi_phy_kbit,omitempty"`
+	WifiAckKbit    float64 `json:"wifi_ack_kbit,omitempty"`
+	WifiSlotUs     float64 `json:"wifi_slot_us,omitempty"`
+	WifiSifsUs     float64 `json:"wifi_sifs_us,omitempty"`
+	WifiPreambleUs float64 `json:"wifi_preamble_us,omitempty"`
+	WifiCWMin      float64 `json:"wifi_cw_min,omitempty"`
+	WifiCWMax      float64 `json:"wifi_cw_max,omitempty"`
+	WifiRetryLimit float64 `json:"wifi_retry_limit,omitempty"`
+	WifiMACBytes   float64 `json:"wifi_mac_bytes,omitempty"`
+	// Seed of the relay's random models (0 is a seed too).
+	Seed float64 `json:"seed,omitempty"`
+
+	// TraceDir is where TraceUp and TraceDown are found: the profile
+	// file's directory, or netem's mark of its built-in traces. Set by
+	// the loader, not part of the record.
+	TraceDir string `json:"-"`
 }
 
 // ErrBadProfile is returned (wrapped) for a profile file that does not parse
@@ -47,7 +101,8 @@ var ErrBadProfile = errors.New("bad profile")
 // Shaped reports whether the profile changes the link at all (wireline is
 // not shaped).
 func (p Profile) Shaped() bool {
-	return p.RateKbit > 0 || p.LossPct > 0 || p.DelayMs > 0 || p.JitterMs > 0 || p.DuplicatePct > 0
+	return p.RateKbit > 0 || p.LossPct > 0 || p.DelayMs > 0 || p.JitterMs > 0 || p.DuplicatePct > 0 ||
+		p.HasGE() || p.TraceUp != "" || p.OutageOffMs > 0 || p.WifiPhyKbit > 0
 }
 
 // NeedsNetem lists the impairments only the netem qdisc can do (empty if the
@@ -66,7 +121,7 @@ func (p Profile) NeedsNetem() []string {
 	if p.LossCorrelationPct > 0 {
 		need = append(need, fmt.Sprintf("loss_correlation_pct=%g", p.LossCorrelationPct))
 	}
-	return need
+	return append(need, p.RelayOnly()...)
 }
 
 // SameLink reports whether p and q put the same impairments on the link
@@ -99,28 +154,60 @@ func (p Profile) Validate() error {
 	return nil
 }
 
-// String is a one-line summary.
+// String is a one-line summary of the profile as configured (netem's
+// Describe adds what its models derive: the rate a trace or 802.11 gives).
 func (p Profile) String() string {
 	if !p.Shaped() {
 		return p.Name + ": unshaped, no loss, no delay"
 	}
 	rate := "unshaped"
-	if p.RateKbit > 0 {
+	switch {
+	case p.WifiPhyKbit > 0:
+		rate = fmt.Sprintf("802.11 at %g kbit/s PHY, retry limit %g, %s duplex, queue %g ms",
+			p.WifiPhyKbit, p.WifiRetryLimit, p.Duplex, p.EffectiveQueueMs())
+	case p.TraceUp != "":
+		rate = fmt.Sprintf("traces %s / %s, queue %g ms", p.TraceUp, p.TraceDown, p.EffectiveQueueMs())
+	case p.RateDownKbit > 0:
+		rate = fmt.Sprintf("%g kbit/s up, %g down, %s duplex, queue %g ms", p.RateKbit, p.RateDownKbit, p.Duplex, p.EffectiveQueueMs())
+	case p.RateKbit > 0:
 		rate = fmt.Sprintf("%g kbit/s %s duplex, queue %g ms", p.RateKbit, p.Duplex, p.EffectiveQueueMs())
 	}
-	s := fmt.Sprintf("%s: %s, loss %g %%", p.Name, rate, p.LossPct)
+	loss := fmt.Sprintf("loss %g %%", p.LossPct)
+	if p.HasGE() {
+		loss = fmt.Sprintf("Gilbert-Elliott loss p %g %% r %g %% good %g %% bad %g %% (mean %.2f %%, bursts %.2f)",
+			p.GEPPct, p.GERPct, p.GELossGoodPct, p.GELossBadPct, 100*p.GE().MeanLoss(), p.MeanBurst())
+	}
+	if p.WifiPhyKbit > 0 {
+		loss = "frame errors per attempt: " + loss
+	}
+	s := fmt.Sprintf("%s: %s, %s", p.Name, rate, loss)
 	if p.LossCorrelationPct > 0 {
 		s += fmt.Sprintf(" (corr %g %%)", p.LossCorrelationPct)
 	}
-	return s + fmt.Sprintf(", delay %g ms, jitter %g ms, dup %g %%", p.DelayMs, p.JitterMs, p.DuplicatePct)
+	s += fmt.Sprintf(", delay %g ms, jitter %g ms, dup %g %%", p.DelayMs, p.JitterMs, p.DuplicatePct)
+	if p.JitterMs > 0 {
+		s += fmt.Sprintf(" (%s, reorder %v)", cmpOr(p.JitterDist, JitterUniform), p.Reorder)
+	}
+	if p.OutageOffMs > 0 {
+		s += fmt.Sprintf(", outages %g ms on / %g ms off (random %v)", p.OutageOnMs, p.OutageOffMs, p.OutageRandom)
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // field describes one YAML key of a profile.
 type field struct {
-	key   string
-	set   func(p *Profile, v any)
-	check func(p Profile) error
-	str   bool // value is a string
+	key     string
+	set     func(p *Profile, v any)
+	check   func(p Profile) error
+	str     bool // value is a string
+	boolean bool // value is true or false
 }
 
 func pctCheck(get func(Profile) float64) func(Profile) error {

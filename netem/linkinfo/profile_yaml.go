@@ -11,16 +11,24 @@ import (
 // ParseProfile decodes one profile document, reporting file:line for
 // every problem. defaultName is used when the file has no name key.
 func ParseProfile(file string, data []byte, defaultName string) (Profile, error) {
+	p, _, err := ParseProfileLines(file, data, defaultName)
+	return p, err
+}
+
+// ParseProfileLines is ParseProfile that also returns the line of each
+// key given, for checks of the values that need more than the file (the
+// traces a profile names, which netem reads).
+func ParseProfileLines(file string, data []byte, defaultName string) (Profile, map[string]int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Profile{}, fmt.Errorf("%w: %s: %v", ErrBadProfile, file, err)
+		return Profile{}, nil, fmt.Errorf("%w: %s: %v", ErrBadProfile, file, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return Profile{}, fmt.Errorf("%w: %s: empty file", ErrBadProfile, file)
+		return Profile{}, nil, fmt.Errorf("%w: %s: empty file", ErrBadProfile, file)
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return Profile{}, posErr(file, root, "a profile must be a mapping of keys to values")
+		return Profile{}, nil, posErr(file, root, "a profile must be a mapping of keys to values")
 	}
 	p := Profile{Duplex: DuplexFull}
 	line := map[string]int{}
@@ -38,7 +46,7 @@ func ParseProfile(file string, data []byte, defaultName string) (Profile, error)
 			continue
 		}
 		line[k.Value] = k.Line
-		val, err := scalar(v, f.str)
+		val, err := scalar(v, f.str, f.boolean)
 		if err != nil {
 			errs = append(errs, posErr(file, v, "%s: %v", k.Value, err))
 			refused[k.Value] = true
@@ -48,6 +56,9 @@ func ParseProfile(file string, data []byte, defaultName string) (Profile, error)
 	}
 	if p.Name == "" {
 		p.Name = defaultName
+	}
+	if _, given := line["ge_loss_bad_pct"]; !given && p.HasGE() {
+		p.GELossBadPct = 100 // Gilbert's: the bad state loses every packet
 	}
 	for _, f := range profileFields {
 		if refused[f.key] {
@@ -62,15 +73,21 @@ func ParseProfile(file string, data []byte, defaultName string) (Profile, error)
 		}
 	}
 	if len(errs) > 0 {
-		return Profile{}, errors.Join(errs...)
+		return Profile{}, nil, errors.Join(errs...)
 	}
-	return p, nil
+	return p, line, nil
 }
 
 // scalar decodes a string or a number node.
-func scalar(n *yaml.Node, wantString bool) (any, error) {
+func scalar(n *yaml.Node, wantString, wantBool bool) (any, error) {
 	if n.Kind != yaml.ScalarNode {
 		return nil, fmt.Errorf("want a single value, got a %s", kindName(n.Kind))
+	}
+	if wantBool {
+		if n.Tag != "!!bool" {
+			return nil, fmt.Errorf("want true or false, got %q", n.Value)
+		}
+		return strconv.ParseBool(n.Value)
 	}
 	if wantString {
 		if n.Tag != "!!str" {

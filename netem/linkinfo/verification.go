@@ -42,6 +42,12 @@ type DirResult struct {
 	// CounterDropPct: the router's own drop share for this direction over
 	// the whole verification (see DirCounters.DropPct); -1 if not counted.
 	CounterDropPct float64 `json:"counter_drop_pct"`
+
+	// Runs of consecutive lost probes: how many, their mean length, and
+	// the loss model's mean burst (0: no loss model).
+	LossRuns      int     `json:"loss_runs,omitempty"`
+	MeanBurst     float64 `json:"mean_burst,omitempty"`
+	ExpectedBurst float64 `json:"expected_burst,omitempty"`
 }
 
 // Verification is the result of Verify: measured against expected.
@@ -52,7 +58,43 @@ type Verification struct {
 	ToBroker DirResult     `json:"to_broker"`
 	ToClient DirResult     `json:"to_client"`
 	Counters Counters      `json:"counters"` // router counters over the verification
+	// RTT: pings across the idle link against the model's round trip.
+	RTT *RTTResult `json:"rtt,omitempty"`
 }
+
+// RTTResult is the ping phase of a verification: ICMP echo requests from
+// the clients' namespace to the broker side's address, answered by its
+// kernel.
+type RTTResult struct {
+	Sent          int     `json:"sent"`
+	Received      int     `json:"received"`
+	MeanMs        float64 `json:"mean_ms"`
+	StdMs         float64 `json:"std_ms"`
+	P50Ms         float64 `json:"p50_ms"`
+	P90Ms         float64 `json:"p90_ms"`
+	ExpectedMs    float64 `json:"expected_ms"`     // the model's mean
+	ExpectedStdMs float64 `json:"expected_std_ms"` // from the jitter alone
+}
+
+// check applies the issue's target: the mean within tol (a fraction) of
+// the model's, or within 1 ms.
+func (r RTTResult) check(tol float64) error {
+	if r.Received == 0 {
+		return fmt.Errorf("ping: no reply of %d", r.Sent)
+	}
+	if diff := math.Abs(r.MeanMs - r.ExpectedMs); diff > math.Max(tol*r.ExpectedMs, 1) {
+		return fmt.Errorf("ping: mean RTT %.2f ms is %.2f ms off the model's %.2f ms (allowed %.0f %% or 1 ms)", r.MeanMs, diff, r.ExpectedMs, 100*tol)
+	}
+	return nil
+}
+
+// burstTol is how far the mean length of the probes' loss runs may be
+// from the model's (the issue's target: 20 %), checked when the probes
+// saw at least minRuns runs.
+const (
+	burstTol = 0.2
+	minRuns  = 30
+)
 
 // Check returns an error naming every direction whose goodput is not within
 // rateTol (a fraction, e.g. 0.1) of the expected or whose probe loss is more
@@ -70,6 +112,15 @@ func (v Verification) Check(rateTol, lossTolPts float64) error {
 		if math.Abs(r.LossPct-r.ExpectedLossPct) > lossTolPts {
 			errs = append(errs, fmt.Errorf("%s: loss %.2f %% is more than %.1f points from the expected %.2f %%",
 				r.Direction, r.LossPct, lossTolPts, r.ExpectedLossPct))
+		}
+		if r.ExpectedBurst > 0 && r.LossRuns >= minRuns && math.Abs(r.MeanBurst/r.ExpectedBurst-1) > burstTol {
+			errs = append(errs, fmt.Errorf("%s: loss runs of %.2f packets on average (%d runs), the model's %.2f (allowed %.0f %%)",
+				r.Direction, r.MeanBurst, r.LossRuns, r.ExpectedBurst, 100*burstTol))
+		}
+	}
+	if v.RTT != nil {
+		if err := v.RTT.check(rateTol); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -97,6 +148,17 @@ func (v Verification) String() string {
 	for _, r := range []DirResult{v.ToBroker, v.ToClient} {
 		fmt.Fprintf(&b, "%s: %d probes sent, %d received, %d duplicates; TCP %d bytes in %.2f s (receiver in order: %.1f kbit/s), %d retransmits\n",
 			r.Direction, r.ProbeSent, r.ProbeReceived, r.ProbeDuplicates, r.TCPBytes, r.TCPSeconds, r.ReceiverInOrderKbit, r.Retransmits)
+		if r.LossRuns > 0 || r.ExpectedBurst > 0 {
+			fmt.Fprintf(&b, "%s: %d loss runs, mean %.2f packets", r.Direction, r.LossRuns, r.MeanBurst)
+			if r.ExpectedBurst > 0 {
+				fmt.Fprintf(&b, " (model %.2f, %+.1f %%)", r.ExpectedBurst, 100*(r.MeanBurst/r.ExpectedBurst-1))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if t := v.RTT; t != nil {
+		fmt.Fprintf(&b, "ping RTT: mean %.2f ms (model %.2f, %+.1f %%), std %.2f ms (jitter alone %.2f), p50/p90 %.2f/%.2f ms, %d of %d answered\n",
+			t.MeanMs, t.ExpectedMs, 100*(t.MeanMs/math.Max(t.ExpectedMs, 1e-9)-1), t.StdMs, t.ExpectedStdMs, t.P50Ms, t.P90Ms, t.Received, t.Sent)
 	}
 	r := v.ToBroker
 	fmt.Fprintf(&b, "overhead assumed: MSS %d B in a %d B frame (Ethernet 14 + IP 20 + TCP 20 + options %d)",

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The relay backend's committed results (issue 33), as root:
+#   bash scripts/relay-results.sh            # bench, verify, compare
+#   bash scripts/relay-results.sh bench      # results/relay-bench: highest rate, CPU at 1/10/50 Mbit/s, added RTT
+#   bash scripts/relay-results.sh verify     # results/relay-verify: every relay profile verified from outside
+#   bash scripts/relay-results.sh compare    # results/relay-vs-kernel: wifi-paper on the relay vs TBF + nftables
+# Each part measures: run it on a quiet machine (alone, or under the lock
+# other measuring work takes). It writes the raw outputs; the README of each
+# directory is written by hand from them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+parts=("${@:-bench verify compare}")
+parts=(${parts[*]})
+go build -o /tmp/pslab-relay-results ./cmd/pslab
+pslab=/tmp/pslab-relay-results
+for part in "${parts[@]}"; do
+  case $part in
+  bench)
+    mkdir -p results/relay-bench
+    PSLAB_RELAY_BENCH=1 go test -count=1 -run TestRelayBenchmark -v ./netem | tee results/relay-bench/raw.txt
+    ;;
+  verify)
+    mkdir -p results/relay-verify
+    "$pslab" netem verify wifi-paper --duration 10s > results/relay-verify/wifi-paper-kernel.txt 2>&1 || true
+    "$pslab" netem verify wifi-paper --backend relay --duration 10s > results/relay-verify/wifi-paper-relay.txt 2>&1 || true
+    # wifi-paper-ge for 30 s: about 100 loss runs, the mean burst to +-8 %
+    for p in wifi-paper-ge:30s wifi-paper-mac:10s wifi-good:10s wifi-poor:10s lte:10s 3g:10s satellite:10s cell-trace:10s wifi-bursty:10s; do
+      "$pslab" netem verify "${p%%:*}" --duration "${p##*:}" > "results/relay-verify/${p%%:*}.txt" 2>&1 || true
+    done
+    ;;
+  compare)
+    out=results/relay-vs-kernel
+    rm -rf "$out/kernel" "$out/relay"
+    "$pslab" run scenarios/smoke.yaml --network wifi-paper --cases 01,03,05 --reps 3 --out "$out/kernel"
+    "$pslab" run scenarios/smoke.yaml --network "$out/wifi-paper.yaml" --cases 01,03,05 --reps 3 --out "$out/relay"
+    "$pslab" compare "$out/kernel" "$out/relay" --out "$out/compare.md"
+    ;;
+  *) echo "unknown part $part (bench, verify, compare)" >&2; exit 2 ;;
+  esac
+done
