@@ -145,6 +145,8 @@ type Result struct {
 	InFlightStalls int64  `json:"in_flight_stalls,omitempty"`
 	Unclosed       int    `json:"unclosed,omitempty"`
 	FirstError     string `json:"first_error,omitempty"`
+	// Pacer is what the open-loop pacer did (a case with a rate; pacer.go).
+	Pacer *PacerStats `json:"pacer,omitempty"`
 	// Faults are the case's scheduled faults as they happened.
 	Faults []FaultResult `json:"faults,omitempty"`
 	// ClientOutages counts times a client connection was lost and the
