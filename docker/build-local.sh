@@ -4,8 +4,9 @@
 #   pslab/java17:bookworm   Debian bookworm + openjdk-17-jre-headless (debootstrap, docker import)
 #   pslab/nats:VERSION      static nats-server from go.mod's dependency, FROM scratch
 #   pslab/artemis:VERSION   Artemis from the Maven distribution, on pslab/java17
+#   pslab/mosquitto:VERSION Debian's mosquitto (debootstrap, docker import)
 #   pslab/pslab:latest      pslab itself, on pslab/java17
-# Usage: docker/build-local.sh [nats] [artemis] [pslab]   (default: all)
+# Usage: docker/build-local.sh [nats] [artemis] [mosquitto] [pslab]   (default: all)
 # Then: NATS_IMAGE=pslab/nats:2.15.2 ARTEMIS_IMAGE=pslab/artemis:2.44.0 docker compose up -d
 # (or put those two lines in .env).
 #
@@ -20,6 +21,7 @@ export DOCKER_BUILDKIT=0 # the classic builder: --network none, no buildx needed
 NATS_VERSION=$(go list -m -f '{{.Version}}' github.com/nats-io/nats-server/v2)
 NATS_VERSION=${NATS_VERSION#v}
 ARTEMIS_VERSION=${ARTEMIS_VERSION:-2.44.0}
+MOSQUITTO_VERSION=2.0.11 # Debian bookworm's, what pslab installs on the host
 BASE=pslab/java17:bookworm
 M2=${HOME}/.m2/repository/org/apache/activemq/apache-artemis/${ARTEMIS_VERSION}
 TARBALL=apache-artemis-${ARTEMIS_VERSION}-bin.tar.gz
@@ -101,6 +103,22 @@ artemis_image() {
 	rm -rf "$ctx"
 }
 
+mosquitto_image() {
+	local image=pslab/mosquitto:$MOSQUITTO_VERSION hash t0
+	hash=$(inputs docker/mosquitto/rootfs.sh "$MOSQUITTO_VERSION")
+	if current "$image" "$hash"; then
+		say "$image is current (inputs $hash)"
+		return
+	fi
+	t0=$SECONDS
+	docker/mosquitto/rootfs.sh | "$DOCKER" import \
+		--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+		--change 'EXPOSE 1883' \
+		--change 'CMD ["/usr/sbin/mosquitto", "-c", "/etc/pslab/mosquitto.conf"]' \
+		--change "LABEL pslab.inputs=$hash" - "$image" >/dev/null
+	say "$image built in $((SECONDS - t0)) s (inputs $hash)"
+}
+
 pslab_image() {
 	local image=pslab/pslab:latest hash ctx
 	artemis_dist
@@ -122,14 +140,15 @@ pslab_image() {
 	rm -rf "$ctx"
 }
 
-[ $# -gt 0 ] || set -- nats artemis pslab
+[ $# -gt 0 ] || set -- nats artemis mosquitto pslab
 for what in "$@"; do
 	case $what in
 	nats) nats_image ;;
 	artemis) artemis_image ;;
+	mosquitto) mosquitto_image ;;
 	pslab) pslab_image ;;
 	*)
-		say "unknown image $what (want nats, artemis, pslab)"
+		say "unknown image $what (want nats, artemis, mosquitto, pslab)"
 		exit 2
 		;;
 	esac

@@ -65,7 +65,7 @@ func TestCrashedRunIsCleanedUp(t *testing.T) {
 	if again, err := Cleanup(testPrefix); err != nil || len(again) != 0 {
 		t.Errorf("second Cleanup: %q %v (want nothing to do)", again, err)
 	}
-	assertGone(t)
+	assertLabGone(t, testPrefix)
 	if after := hostSnapshot(t); after != host {
 		t.Errorf("host namespace changed:\nbefore:\n%s\nafter:\n%s", host, after)
 	}
@@ -137,7 +137,7 @@ func TestCrashedProcessIsCleanedUp(t *testing.T) {
 		t.Fatalf("Cleanup after the crash: %q %v", removed, err)
 	}
 	t.Logf("removed: %q", removed)
-	assertGone(t)
+	assertLabGone(t, testPrefix)
 	if after := hostSnapshot(t); after != host {
 		t.Errorf("host namespace changed:\nbefore:\n%s\nafter:\n%s", host, after)
 	}

@@ -6,21 +6,10 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
-	"runtime"
 	"sync"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-)
-
-// Backend says how a profile is put on the link.
-type Backend string
-
-// Backends.
-const (
-	BackendNone   Backend = "none"         // unshaped: plain forwarding
-	BackendNetem  Backend = "netem"        // netem qdisc (sch_netem)
-	BackendTBFNft Backend = "tbf+nftables" // TBF rate + nftables random drop
 )
 
 // Options configure a Lab.
@@ -227,29 +216,17 @@ func Supported() error {
 // newAnonNS creates an unnamed network namespace and returns a handle to it
 // (the namespace lives as long as the handle).
 func newAnonNS() (netns.NsHandle, error) {
-	var ns netns.NsHandle
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		ns, err = netns.New()
-		if rerr := netns.Set(orig); rerr != nil {
-			if err == nil {
-				ns.Close()
-			}
-			errc <- fmt.Errorf("restore netns: %w", rerr)
-			return // thread stays locked and dies
-		}
-		runtime.UnlockOSThread()
-		errc <- err
-	}()
-	return ns, <-errc
+	ns := netns.None()
+	err := onNSThread(func() error {
+		var err error
+		ns, err = netns.New() // switches this thread into it
+		return err
+	})
+	if err != nil && ns.IsOpen() {
+		ns.Close()
+		return netns.None(), err
+	}
+	return ns, err
 }
 
 // KernelBackend reports which backend a shaped profile gets on this kernel:

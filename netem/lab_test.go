@@ -17,6 +17,8 @@ import (
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"pslab/internal/testbroker"
 )
 
 // testPrefix names everything the integration tests make; distinct from
@@ -27,9 +29,8 @@ const testPrefix = "pslabtest"
 // such test in -short mode, the hermetic first pass of scripts/test.sh).
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("link emulation test (root, network namespaces) skipped in -short mode")
-	}
+	testbroker.SkipShort(t, "link emulation: root, network namespaces")
+	testbroker.RequireRoot(t)
 	if err := Supported(); err != nil {
 		t.Skipf("skipping: link emulation tests need root and network namespaces: %v", err)
 	}
@@ -81,21 +82,6 @@ func hostSnapshot(t *testing.T) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
-}
-
-func assertGone(t *testing.T) {
-	t.Helper()
-	n, _ := namesFor(testPrefix)
-	for _, ns := range []string{n.NsCli, n.NsRtr, n.NsBrk} {
-		if _, err := os.Stat(filepath.Join(netnsDir, ns)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("namespace %s still there (%v)", ns, err)
-		}
-	}
-	for _, dev := range []string{n.IFB, n.CliIf, n.BrkIf, n.RtrCliIf, n.RtrBrkIf} {
-		if _, err := netlink.LinkByName(dev); err == nil {
-			t.Errorf("interface %s exists in the host namespace", dev)
-		}
-	}
 }
 
 // TestFallbackWifiPaperVerified runs the paper's link on the tbf+nftables
@@ -152,7 +138,7 @@ func TestFallbackWifiPaperVerified(t *testing.T) {
 	if err := l.Down(); err != nil {
 		t.Fatalf("second Down: %v", err)
 	}
-	assertGone(t)
+	assertLabGone(t, testPrefix)
 	if after := hostSnapshot(t); after != host {
 		t.Errorf("host namespace changed:\nbefore:\n%s\nafter:\n%s", host, after)
 	}
@@ -382,9 +368,8 @@ func TestVerifyRefusesAnotherProfile(t *testing.T) {
 }
 
 func TestKernelBackendMatchesProbe(t *testing.T) {
-	if os.Geteuid() != 0 || testing.Short() {
-		t.Skip("needs root: probes in a network namespace (skipped in -short mode too)")
-	}
+	testbroker.SkipShort(t, "probes in a network namespace")
+	testbroker.RequireRoot(t)
 	b, err := KernelBackend()
 	if err != nil {
 		t.Fatal(err)

@@ -17,13 +17,15 @@ import (
 // does, so `ip netns` sees them too).
 const netnsDir = "/run/netns"
 
-// inNS runs fn on a fresh goroutine whose OS thread is locked and switched
-// into ns, then switches the thread back. The caller's own thread is never
-// touched. If the thread cannot be switched back it stays locked, and the
-// runtime kills it when the goroutine ends, so no goroutine ever runs in the
-// wrong namespace by accident. Sockets created by fn keep ns after return;
-// processes forked by fn start in ns.
-func inNS(ns netns.NsHandle, fn func() error) error {
+// onNSThread runs fn on a fresh goroutine whose OS thread is locked; fn
+// may switch that thread into another network namespace (netns.Set, or
+// netns.New and NewNamed, which enter the namespace they make), and the
+// thread is switched back to the namespace it had before it is unlocked.
+// The caller's own thread is never touched. If the thread cannot be
+// switched back it stays locked, and the runtime kills it when the
+// goroutine ends, so no goroutine ever runs in the wrong namespace by
+// accident. Every namespace switch of netem goes through here.
+func onNSThread(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -34,12 +36,6 @@ func inNS(ns netns.NsHandle, fn func() error) error {
 			return
 		}
 		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			// setns failed: the thread is still where it was.
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("enter netns: %w", err)
-			return
-		}
 		ferr := fn()
 		if err := netns.Set(orig); err != nil {
 			// Leave the thread locked: it dies with this goroutine.
@@ -50,6 +46,17 @@ func inNS(ns netns.NsHandle, fn func() error) error {
 		errc <- ferr
 	}()
 	return <-errc
+}
+
+// inNS runs fn on a thread switched into ns (onNSThread). Sockets created
+// by fn keep ns after return; processes forked by fn start in ns.
+func inNS(ns netns.NsHandle, fn func() error) error {
+	return onNSThread(func() error {
+		if err := netns.Set(ns); err != nil {
+			return fmt.Errorf("enter netns: %w", err)
+		}
+		return fn()
+	})
 }
 
 // inNamedNS is inNS for a namespace given by name: the name of one of the
@@ -80,30 +87,16 @@ func openNS(name string) (netns.NsHandle, error) {
 }
 
 // createNamedNS creates a new network namespace bind-mounted at
-// /run/netns/name, from a throw-away locked thread that is restored after.
+// /run/netns/name, from a throw-away thread (onNSThread).
 func createNamedNS(name string) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		defer orig.Close()
+	err := onNSThread(func() error {
 		ns, err := netns.NewNamed(name) // switches this thread into the new ns
 		if err == nil {
 			ns.Close()
 		}
-		if rerr := netns.Set(orig); rerr != nil {
-			errc <- errors.Join(err, fmt.Errorf("restore netns: %w", rerr))
-			return // thread stays locked and dies
-		}
-		runtime.UnlockOSThread()
-		errc <- err
-	}()
-	if err := <-errc; err != nil {
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create network namespace %s: %w", name, err)
 	}
 	return nil

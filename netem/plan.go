@@ -7,15 +7,6 @@ import (
 	"strings"
 )
 
-// Direction of traffic through the router.
-type Direction string
-
-// Directions.
-const (
-	ToBroker Direction = "to-broker" // client -> broker
-	ToClient Direction = "to-client" // broker -> client
-)
-
 // maxFrame is a full-size Ethernet frame on the veths (MTU 1500 + 14 bytes
 // of Ethernet header; veths carry no FCS or preamble). Qdiscs count it so.
 const maxFrame = 1514

@@ -133,15 +133,15 @@ func TestSameLink(t *testing.T) {
 	p, _ := LoadProfile("wifi-paper")
 	q := p
 	q.Name, q.Description, q.QueueMs = "copy", "", DefaultQueueMs
-	if !p.sameLink(q) {
+	if !p.SameLink(q) {
 		t.Error("same impairments under another name must be the same link")
 	}
 	q.LossPct = 2
-	if p.sameLink(q) {
+	if p.SameLink(q) {
 		t.Error("different loss must differ")
 	}
 	w1, w2 := Profile{Name: "a", Duplex: DuplexFull}, Profile{Name: "b", Duplex: DuplexHalf}
-	if !w1.sameLink(w2) {
+	if !w1.SameLink(w2) {
 		t.Error("two unshaped profiles are the same link")
 	}
 }

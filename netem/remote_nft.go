@@ -140,20 +140,6 @@ func deleteUplinkNft(nsName string, n names) (bool, error) {
 	return gone, err
 }
 
-// UplinkCounters are what the host forwarded between the lab and the
-// remote brokers: the clients' packets let out to the brokers, the replies
-// let back in, and packets refused (anything else to or from the lab).
-type UplinkCounters struct {
-	ToBroker uint64 `json:"to_broker_packets"`
-	ToClient uint64 `json:"to_client_packets"`
-	Refused  uint64 `json:"refused_packets"`
-}
-
-// Sub returns u - before.
-func (u UplinkCounters) Sub(before UplinkCounters) UplinkCounters {
-	return UplinkCounters{ToBroker: u.ToBroker - before.ToBroker, ToClient: u.ToClient - before.ToClient, Refused: u.Refused - before.Refused}
-}
-
 // UplinkCounters reads the host's uplink rules' counters (ok is false when
 // the lab forwards to no remote broker).
 func (l *Lab) UplinkCounters() (c UplinkCounters, ok bool, err error) {

@@ -15,13 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vishvananda/netlink"
 
-	"pslab/internal/remotehost"
+	"pslab/internal/testbroker"
 )
 
 func TestCheckRemoteRefuses(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testbroker.RequireRoot(t)
 	for _, a := range []string{"127.0.0.1", "10.77.2.2", "10.77.1.2", "0.0.0.0", "224.0.0.1", "::1"} {
 		err := CheckRemote([]netip.Addr{netip.MustParseAddr(a)})
 		assert.ErrorIs(t, err, ErrBadRemote, a)
@@ -35,10 +33,9 @@ func TestCheckRemoteRefuses(t *testing.T) {
 // it, nothing else is reachable from the lab, and Down and a crash's
 // Cleanup leave the host as it was.
 func TestRemoteBrokerThroughTheHost(t *testing.T) {
-	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces)")
-	}
-	rh, err := remotehost.New("pslt-rem", "pslt-h0", "10.78.0.1", "10.78.0.2")
+	testbroker.SkipShort(t, "root, network namespaces")
+	testbroker.RequireRoot(t)
+	rh, err := testbroker.NewRemoteHost("pslt-rem", "pslt-h0", "10.78.0.1", "10.78.0.2")
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, rh.Close()) })
 	remote := netip.MustParseAddr(rh.IP)

@@ -5,55 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 )
-
-// DirResult is what Verify measured in one direction.
-type DirResult struct {
-	Direction Direction `json:"direction"`
-
-	// Bulk TCP transfer between the namespaces, one direction at a time.
-	// GoodputKbit: distinct TCP payload the link delivered to the receiver,
-	// from the router's transmit counters less headers and duplicates.
-	GoodputKbit float64 `json:"goodput_kbit"`
-	// ExpectedGoodputKbit is the rate minus protocol overhead (see
-	// FrameBytes, AckBytesPerSegment); 0 for an unshaped link.
-	ExpectedGoodputKbit float64 `json:"expected_goodput_kbit"`
-	TCPBytes            int64   `json:"tcp_bytes"`
-	// ReceiverInOrderKbit is the receiver's in-order count over the same
-	// window: a cross-check, off by data held behind a hole at either end.
-	ReceiverInOrderKbit float64 `json:"receiver_inorder_kbit"`
-	TCPSeconds          float64 `json:"tcp_seconds"`
-	MSS                 int     `json:"mss"`
-	FrameBytes          int     `json:"frame_bytes"`           // wire bytes per full segment
-	AckBytesPerSegment  float64 `json:"ack_bytes_per_segment"` // half duplex: ACKs in the same budget
-	Retransmits         uint32  `json:"retransmits"`
-
-	// UDP probes with sequence numbers, both directions at once.
-	ProbeSent       int     `json:"probe_sent"`
-	ProbeReceived   int     `json:"probe_received"`
-	ProbeDuplicates int     `json:"probe_duplicates"`
-	LossPct         float64 `json:"loss_pct"`
-	LossCI95Pts     float64 `json:"loss_ci95_pts"` // half-width of the 95 % interval
-	ExpectedLossPct float64 `json:"expected_loss_pct"`
-	DelayP50Ms      float64 `json:"delay_p50_ms"` // one-way, of probes
-	DelayP90Ms      float64 `json:"delay_p90_ms"`
-
-	// CounterDropPct: the router's own drop share for this direction over
-	// the whole verification (see DirCounters.DropPct); -1 if not counted.
-	CounterDropPct float64 `json:"counter_drop_pct"`
-}
-
-// Verification is the result of Verify: measured against expected.
-type Verification struct {
-	Profile  Profile       `json:"profile"`
-	Backend  Backend       `json:"backend"`
-	Duration time.Duration `json:"duration_ns"` // of each measurement phase
-	ToBroker DirResult     `json:"to_broker"`
-	ToClient DirResult     `json:"to_client"`
-	Counters Counters      `json:"counters"` // router counters over the verification
-}
 
 // Verify measures the link as currently applied (apply p first): goodput of
 // a bulk TCP transfer client->broker, then broker->client, d each after a
@@ -71,7 +24,7 @@ func (l *Lab) Verify(ctx context.Context, p Profile, d time.Duration) (Verificat
 		return Verification{}, fmt.Errorf("netem: verify: lab %s is not up", l.n.Prefix)
 	}
 	applied, backend, ok := l.Applied()
-	if ok && !applied.sameLink(p) {
+	if ok && !applied.SameLink(p) {
 		return Verification{}, fmt.Errorf("netem: verify %s: the link has %s applied; apply the profile first", p.Name, applied.Name)
 	}
 	v := Verification{Profile: p, Backend: backend, Duration: d}
@@ -151,57 +104,3 @@ func (l *Lab) waitIdle(ctx context.Context, p Profile) {
 // tail drops and timeouts that follow take a few seconds to settle; the
 // steady state after it is what the link carries.
 func tcpWarmup(d time.Duration) time.Duration { return min(d/2, 3*time.Second) }
-
-// Check returns an error naming every direction whose goodput is not within
-// rateTol (a fraction, e.g. 0.1) of the expected or whose probe loss is more
-// than lossTolPts percentage points from the profile's loss.
-func (v Verification) Check(rateTol, lossTolPts float64) error {
-	var errs []error
-	for _, r := range []DirResult{v.ToBroker, v.ToClient} {
-		if r.ExpectedGoodputKbit > 0 {
-			ratio := r.GoodputKbit / r.ExpectedGoodputKbit
-			if math.Abs(ratio-1) > rateTol {
-				errs = append(errs, fmt.Errorf("%s: goodput %.1f kbit/s is %.1f %% off the expected %.1f (allowed %.0f %%)",
-					r.Direction, r.GoodputKbit, 100*(ratio-1), r.ExpectedGoodputKbit, 100*rateTol))
-			}
-		}
-		if math.Abs(r.LossPct-r.ExpectedLossPct) > lossTolPts {
-			errs = append(errs, fmt.Errorf("%s: loss %.2f %% is more than %.1f points from the expected %.2f %%",
-				r.Direction, r.LossPct, lossTolPts, r.ExpectedLossPct))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// String prints measured against expected, one line per direction.
-func (v Verification) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "profile %s, backend %s, %s per phase\n", v.Profile, v.Backend, v.Duration)
-	fmt.Fprintf(&b, "%-9s  %-30s  %-26s  %-14s  %s\n", "direction", "TCP goodput kbit/s", "probe loss % (expected)", "router drops", "one-way delay p50/p90")
-	for _, r := range []DirResult{v.ToBroker, v.ToClient} {
-		good := fmt.Sprintf("%.1f", r.GoodputKbit)
-		if r.ExpectedGoodputKbit > 0 {
-			good += fmt.Sprintf(" (exp %.1f, %+.1f %%)", r.ExpectedGoodputKbit, 100*(r.GoodputKbit/r.ExpectedGoodputKbit-1))
-		} else {
-			good += " (unshaped)"
-		}
-		loss := fmt.Sprintf("%.2f ±%.2f (%.2f)", r.LossPct, r.LossCI95Pts, r.ExpectedLossPct)
-		drops := "n/a"
-		if r.CounterDropPct >= 0 {
-			drops = fmt.Sprintf("%.2f %%", r.CounterDropPct)
-		}
-		fmt.Fprintf(&b, "%-9s  %-30s  %-26s  %-14s  %.2f/%.2f ms\n", r.Direction, good, loss, drops, r.DelayP50Ms, r.DelayP90Ms)
-	}
-	for _, r := range []DirResult{v.ToBroker, v.ToClient} {
-		fmt.Fprintf(&b, "%s: %d probes sent, %d received, %d duplicates; TCP %d bytes in %.2f s (receiver in order: %.1f kbit/s), %d retransmits\n",
-			r.Direction, r.ProbeSent, r.ProbeReceived, r.ProbeDuplicates, r.TCPBytes, r.TCPSeconds, r.ReceiverInOrderKbit, r.Retransmits)
-	}
-	r := v.ToBroker
-	fmt.Fprintf(&b, "overhead assumed: MSS %d B in a %d B frame (Ethernet 14 + IP 20 + TCP 20 + options %d)",
-		r.MSS, r.FrameBytes, r.FrameBytes-r.MSS-ethHeader-ipv4Header-tcpHeader)
-	if r.AckBytesPerSegment > 0 {
-		fmt.Fprintf(&b, ", plus %.0f B of ACKs per segment sharing the half-duplex budget", r.AckBytesPerSegment)
-	}
-	b.WriteString("\n")
-	return b.String()
-}

@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"pslab/netem/linkinfo"
 )
 
 // Header bytes around a TCP segment's payload on the veths, for the
 // expected-goodput arithmetic.
 const (
-	ethHeader   = 14 // veths carry no preamble or FCS
-	ipv4Header  = 20
-	tcpHeader   = 20
+	ethHeader   = linkinfo.EthHeader // veths carry no preamble or FCS
+	ipv4Header  = linkinfo.IPv4Header
+	tcpHeader   = linkinfo.TCPHeader
 	tcpTSOption = 12 // timestamps option, padded (Linux uses it by default)
 	// tcpiOptTimestamps is TCPI_OPT_TIMESTAMPS of <linux/tcp.h>.
 	tcpiOptTimestamps = 1

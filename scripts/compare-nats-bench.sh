@@ -51,34 +51,27 @@ for c in ("01", "02"):
         sys.exit(f"case {c}: pslab's clients ran on CPUs {cpus!r}, not {sys.argv[1]!r}")
     tput = r["result"]["sub_tput"]
     out += [str(round(tput)), f'{r["resources"]["client_cpu_pct"] / 100 * 1e6 / tput:.3f}']
-# pslab's subject of case 01: the case's prefix (internal/lab, caserun.go)
-# hashed by the NATS driver (natsRoot: FNV-1a 64 bits, mod 36^7, base 36).
-h = 0xcbf29ce484222325
-for b in f'pslab-{recs["01"]["run_id"]}-c01-r1'.encode():
-    h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
-h %= 36**7
-digits = ""
-while True:
-    h, d = divmod(h, 36)
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"[d] + digits
-    if h == 0:
-        break
-print(" ".join(out), "p" + digits.rjust(7, "0") + ".t0")
+print(" ".join(out))
 PY
 )
-  echo "round $i nats-bench_sub,cpu_us $nb $nbcpu pslab_default_sub,cpu_us,tcp_bounded_sub,cpu_us $ps" | tee -a "$out/raw.txt"
+  # The bytes one message of case 01 puts on the wire (PUB frame), as
+  # pslab's NATS driver frames it on the case's own subject.
+  frame=$(/tmp/pslab-bench bundle frames /tmp/pslab-bench-run | awk '$1 == "01" {print $4}')
+  ps="$ps $frame"
+  echo "round $i nats-bench_sub,cpu_us $nb $nbcpu pslab_default_sub,cpu_us,tcp_bounded_sub,cpu_us,pub_frame_bytes $ps" | tee -a "$out/raw.txt"
 done
 python3 - "$out" "$rounds" "$(( $(date +%s) - start ))" "$clients" "$brokers" <<'PY'
 import statistics, sys
 out, rounds, wall, clients, brokers = sys.argv[1:6]
 cols = {"nb": ([], []), "dflt": ([], []), "wide": ([], [])}
-subjects = set()
+frames = set()
 for line in open(f"{out}/raw.txt"):
     f = line.split()
     for key, i in (("nb", 3), ("dflt", 6), ("wide", 8)):
         cols[key][0].append(float(f[i])); cols[key][1].append(float(f[i + 1]))
-    subjects.add(f[10])
-lens = ", ".join(sorted({str(len(x)) for x in subjects}))
+    frames.add(f[10])
+# nats-bench's PUB frame: "PUB pslab.bench 100\r\n", the body and CRLF.
+nb_frame = len("PUB pslab.bench 100\r\n") + 100 + 2
 m = statistics.mean
 nb = m(cols["nb"][0])
 def row(name, key):
@@ -97,11 +90,11 @@ clients on CPU(s) {clients} (pslab's default CPU plan). Made by
 {row("pslab, default settings: core NATS unshaped, bounded by TCP backpressure like nats-bench (case 01)", "dflt")}
 {row("pslab, publish window 1024 messages, pipelined PING/PONG (case 02)", "wide")}
 
-The same bytes on the wire per message: nats-bench publishes on
-`pslab.bench` (11 characters), pslab on its case's subject
-({", ".join(sorted(subjects))}: {lens} characters; the NATS driver
-hashes the case's prefix into a short first token, internal/driver
-natsRoot, since the subject travels with every message).
+About the same bytes on the wire per message: nats-bench's PUB frames on
+`pslab.bench` are {nb_frame} B, pslab's on its case's subject
+{", ".join(sorted(frames))} B (`pslab bundle frames`; the NATS driver
+hashes the case's prefix into a short first token, since the subject
+travels with every message).
 
 Client CPU per delivered message: nats-bench's user+system time (time(1))
 over the {4_000_000:,} messages it delivers; pslab's client CPU over the

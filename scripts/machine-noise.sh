@@ -27,33 +27,26 @@ for r in $(seq 1 "$runs"); do
   done
 done
 t1=$(date +%s)
-python3 - "$out/raw.txt" "$runs" "$secs" "$((t1 - t0))" >"$out/README.md" <<'EOF'
-import importlib.util
-import statistics as st
-import sys
-from collections import defaultdict
-
-# The t quantiles, CV and repetition count of scripts/run-settings.py.
-spec = importlib.util.spec_from_file_location("run_settings", "scripts/run-settings.py")
-rs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rs)
-
-path, runs, secs, wall = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-by = defaultdict(list)
-for line in open(path):
-    f = line.split()
-    by[int(f[3])].append(float(f[5]))
-print("# The machine's own run-to-run noise (CPU-bound, per core)")
-print()
-print(f"openssl SHA-256 over 16 KiB blocks, {secs} s per run, {runs} runs per core, the")
-print("cores in turn (taskset), nothing else running. Made by")
-print(f"`bash scripts/machine-noise.sh` in {wall} s; raw rates in raw.txt.")
-print()
-print("| core | runs | mean kB/s | min | max | CV | repetitions for ±5 % at 95 % |")
-print("|---|---:|---:|---:|---:|---:|---:|")
-for cpu, v in sorted(by.items()):
-    cv = rs.cv(v)
-    cvs = "-" if cv is None else f"{cv * 100:.2f} %"
-    print(f"| {cpu} | {len(v)} | {st.mean(v):,.0f} | {min(v):,.0f} | {max(v):,.0f} | {cvs} | {'-' if cv is None else rs.reps_needed(cv, first=2)} |")
-EOF
+pslab=/tmp/pslab-machine-noise
+go build -o "$pslab" ./cmd/pslab
+{
+  echo "# The machine's own run-to-run noise (CPU-bound, per core)"
+  echo
+  echo "openssl SHA-256 over 16 KiB blocks, $secs s per run, $runs runs per core, the"
+  echo "cores in turn (taskset), nothing else running. Made by"
+  echo "\`bash scripts/machine-noise.sh\` in $((t1 - t0)) s; raw rates in raw.txt."
+  echo
+  echo "| core | runs | mean kB/s | min | max | CV | repetitions for ±5 % at 95 % |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  for cpu in $(awk '{print $4}' "$out/raw.txt" | sort -un); do
+    # count, mean, min, max, CV and repetitions, from pslab's own statistics
+    awk -v c="$cpu" '$4 == c {print $6}' "$out/raw.txt" | "$pslab" plan noise --first 2 |
+      awk -F'\t' -v c="$cpu" '
+        function g(x,   s, r) { s = sprintf("%.0f", x); r = ""
+          while (length(s) > 3) { r = "," substr(s, length(s) - 2) r; s = substr(s, 1, length(s) - 3) }
+          return s r }
+        {cv = ($5 == "-") ? "-" : sprintf("%.2f %%", 100 * $5)
+         printf "| %s | %s | %s | %s | %s | %s | %s |\n", c, $1, g($2), g($3), g($4), cv, $6}'
+  done
+} >"$out/README.md"
 cat "$out/README.md"

@@ -7,7 +7,10 @@
 # gaddah-kunz-quick (not in the default: about 25 minutes), henjes (Henjes
 # et al.'s filter and capacity experiments on both brokers with the model
 # fits: about 15 minutes), faults (the fault study on both brokers and
-# networks: about 20 minutes) and soak (31 minutes). The Gaddah & Kunz
+# networks: about 20 minutes) and soak (31 minutes); over MQTT
+# (MQTT_BROKERS, default mosquitto,nats-mqtt,artemis-mqtt): mqtt-smoke,
+# mqtt-gaddah-kunz-quick, mqtt-faults, and mqtt-vs-native (NATS and Artemis
+# against their MQTT listeners over wifi-paper). The Gaddah & Kunz
 # reproduction itself (results/gaddah-kunz-repro, REPORT.md and plots) is
 # scripts/reproduce.sh: about 20 hours on 2 cores, resumable.
 set -euo pipefail
@@ -52,8 +55,27 @@ run_part() {
   echo "$name: ${wall} s"
 }
 
+# The MQTT brokers of the mqtt-* parts (docs/mqtt.md).
+mqtt_brokers=${MQTT_BROKERS:-mosquitto,nats-mqtt,artemis-mqtt}
+
 for part in "${parts[@]}"; do
   case $part in
+  mqtt-smoke)
+    run_part mqtt-smoke "The smoke suite over MQTT ($mqtt_brokers): the four subscription x delivery combinations at 1/1/1, 100 B (QoS 0 and 1, clean and persistent sessions); case 05 (non-persistent with dups-ok) is refused over MQTT and left out with the reason (docs/mqtt.md); wireline and wifi-paper." \
+      $pslab run scenarios/smoke.yaml --broker "$mqtt_brokers" --skip-unsupported --out results/mqtt-smoke ;;
+  mqtt-gaddah-kunz-quick)
+    run_part mqtt-gaddah-kunz-quick "The 50 cases of Gaddah & Kunz over MQTT ($mqtt_brokers) in QUICK mode (300 ms warm-up, 1 s window, 2 s drain, 1 repetition, the 200+-connection cases at a tenth of their clients), wireline and wifi-paper: the pipeline end to end, not a reproduction. The cases MQTT cannot express (non-persistent with dups-ok) are left out with the reason (docs/mqtt.md has the table)." \
+      $pslab run scenarios/gaddah-kunz-set1.yaml scenarios/gaddah-kunz-set2.yaml --broker "$mqtt_brokers" --skip-unsupported --quick --reps 1 --out results/mqtt-gaddah-kunz-quick
+    $pslab report results/mqtt-gaddah-kunz-quick/gaddah-kunz-set1 results/mqtt-gaddah-kunz-quick/gaddah-kunz-set2 --out results/mqtt-gaddah-kunz-quick/REPORT.md ;;
+  mqtt-vs-native)
+    run_part mqtt-vs-native "A broker's own protocol against MQTT on the same broker over wifi-paper (1 Mbit/s half duplex, 3 % loss): NATS against nats-mqtt, Artemis over STOMP against artemis-mqtt; smoke cases 01-04 (1/1/1 100 B, each subscription x delivery), 3 repetitions. COMPARE.md is \`pslab compare --pair\` (ratio MQTT / native per case, with its 95 % CI), plots/ draws it." \
+      $pslab run scenarios/smoke.yaml --broker nats,artemis,nats-mqtt,artemis-mqtt --network wifi-paper --cases 1-4 --reps 3 --out results/mqtt-vs-native
+    $pslab compare results/mqtt-vs-native results/mqtt-vs-native --pair nats=nats-mqtt --pair artemis=artemis-mqtt \
+      --out results/mqtt-vs-native/COMPARE.md --plot results/mqtt-vs-native/plots ;;
+  mqtt-faults)
+    run_part mqtt-faults "The fault study over MQTT ($mqtt_brokers), quick: link outage, loss steps, subscriber disconnect, broker restart per subscription x delivery (QoS 0/1, clean/persistent session), DUPS_OK and CLIENT across a restart, and QoS 2 (exactly-once) across an outage, a disconnect and a restart; wireline and wifi-paper; REPORT.md has the delivery audit against MQTT's promises by QoS (docs/mqtt.md)." \
+      $pslab run scenarios/faults.yaml scenarios/faults-qos2.yaml --broker "$mqtt_brokers" --quick --out results/mqtt-faults
+    $pslab report results/mqtt-faults/faults results/mqtt-faults/faults-qos2 --out results/mqtt-faults/REPORT.md ;;
   smoke)
     run_part smoke "The smoke suite: the four subscription x delivery combinations at 1/1/1, 100 B, and a 2/10/2 few-to-many case with selector, dups-ok ack and 2 KB text bodies; NATS and Artemis; wireline and the emulated 802.11 link (wifi-paper)." \
       $pslab run scenarios/smoke.yaml --out results/smoke ;;
@@ -63,7 +85,7 @@ for part in "${parts[@]}"; do
   wifi-link-bound)
     run_part wifi-link-bound "NATS core, 1/1/1, 5120 B bodies over wifi-paper (1 Mbit/s half duplex, 3 % loss): is the subscriber throughput bound by the link? The bound is computed in results/wifi-link-bound/bound.txt from the verified goodput of the link and the bytes one message puts on it." \
       $pslab run scenarios/wifi-link-bound.yaml --out results/wifi-link-bound
-    python3 scripts/link-bound.py results/wifi-link-bound/records.jsonl | tee results/wifi-link-bound/bound.txt >>results/wifi-link-bound/README.md ;;
+    $pslab bundle link-bound results/wifi-link-bound | tee results/wifi-link-bound/bound.txt >>results/wifi-link-bound/README.md ;;
   netem-verify)
     run_part netem-verify "The wifi-paper profile verified over 10 s phases: TCP goodput and loss per direction against the profile." \
       $pslab netem verify wifi-paper --duration 10s ;;

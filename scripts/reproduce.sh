@@ -10,10 +10,13 @@
 # Long: about 20 hours of machine time on 2 cores (the committed run:
 # 21.7 h over 21 parts, with the repetitions it set aside). Resumable: run it again
 # and it continues where it stopped (pslab run --resume; Ctrl-C, a kill or
-# a reboot lose at most the case runs in flight). Each part is logged in
-# $OUT/parts.log (start, end, exit code, pslab version, machine), so a run
-# split over sessions or machines says which part ran where. When every
-# repetition is done it writes $OUT/REPORT.md and $OUT/plots.
+# a reboot lose at most the case runs in flight). pslab logs each part in
+# $OUT/parts.log (start, wall time, exit code, pslab version, machine; a
+# part killed outright keeps "running (no end recorded)"), so a run split
+# over sessions or machines says which part ran where. A part that stops
+# early leaves $OUT/REPORT-partial.md (pslab report marks a report of an
+# unfinished run PARTIAL); when every repetition is done it writes
+# $OUT/REPORT.md and $OUT/plots.
 #
 # FORCE=1 passes --force to the resume: needed when pslab's version changed
 # between parts (each record names the version it was made with).
@@ -32,12 +35,9 @@ if [ -f "$out/run.json" ]; then
 else
   cmd=("$pslab" run scenarios/gaddah-kunz-set1.yaml scenarios/gaddah-kunz-set2.yaml --out "$out")
 fi
-start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-t0=$(date +%s)
 rc=0
 "${cmd[@]}" >>"$out/summary.txt" 2>>"$out/progress.log" || rc=$?
-echo "part: start $start, $(( $(date +%s) - t0 )) s, exit $rc, pslab $("$pslab" version 2>/dev/null | head -1), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown), $(hostname), $(nproc) cores, kernel $(uname -r), command: pslab ${cmd[*]:1}" >>"$out/parts.log"
-tail -1 "$out/parts.log"
+[ -f "$out/parts.log" ] && tail -1 "$out/parts.log"
 if [ "$rc" -ne 0 ]; then
   # What has run so far, with the validity table, so that an unfinished
   # run can be read between parts (REPORT.md replaces it at the end).
@@ -45,15 +45,9 @@ if [ "$rc" -ne 0 ]; then
   for s in "${setdirs[@]}"; do
     [ -s "$s/records.jsonl" ] && sets+=("$s")
   done
-  if [ ${#sets[@]} -gt 0 ] && "$pslab" report "${sets[@]}" --out "$out/REPORT-partial.md.tmp" 2>/dev/null; then
-    { echo "> **PARTIAL**: written when part $(grep -c '^part:' "$out/parts.log") stopped (exit $rc)."
-      echo "> Only the rows that have run so far are here, with the repetitions they have so far;"
-      echo "> rows still to run are missing or short, and claims over them are not measurable."
-      echo "> REPORT.md replaces this file when every repetition is done."
-      echo
-      cat "$out/REPORT-partial.md.tmp"; } >"$out/REPORT-partial.md"
+  if [ ${#sets[@]} -gt 0 ]; then
+    "$pslab" report "${sets[@]}" --out "$out/REPORT-partial.md" || true
   fi
-  rm -f "$out/REPORT-partial.md.tmp"
   echo "not finished (exit $rc): run this script again to continue" >&2
   exit "$rc"
 fi

@@ -3,8 +3,9 @@
 # checks, then the hermetic tests of every package with the race detector
 # (-short: no broker, no root, no network namespaces; they fail fast, in
 # about a minute and a half), then it installs what the integration tests
-# need (Artemis, through Maven) and runs the integration tests (real NATS
-# and Artemis, root link emulation) of the packages that have any.
+# need (Artemis, through Maven; Mosquitto, through apt-get) and runs the
+# integration tests (real NATS, Artemis and Mosquitto, root link
+# emulation) of the packages that have any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,14 +21,22 @@ go vet ./...
 echo "== hermetic tests: go test -short -race"
 go test -short -race -count=1 -timeout 10m ./... 2>&1 | tee /tmp/pslab-test-short.log
 
-echo "== install Artemis (cached after the first time)"
+# Every committed record, superseded ones included, reads into the typed
+# schema and writes back byte-identically (under -race above only every
+# 25th line: the whole 71 MB takes minutes with the race detector).
+echo "== committed records write back byte-identically"
+go test -count=1 -run TestCommittedRecordsWriteBackByteIdentically ./internal/results
+
+echo "== install Artemis (cached after the first time) and Mosquitto (Debian's package, as root)"
 go run ./cmd/pslab broker install artemis
+go run ./cmd/pslab broker install mosquitto
 
 # A package has integration tests when one of its tests skips in -short
-# mode; every other package was run in full above.
+# mode (itself, or through internal/testbroker's SkipShort and the helpers
+# that call it); every other package was run in full above.
 integration=()
 while read -r pkg dir; do
-  if grep -qs 'testing.Short()' "$dir"/*_test.go; then
+  if grep -qsE 'testing\.Short\(\)|testbroker\.(SkipShort|Artemis|RunArtemis|NATSChild)\(' "$dir"/*_test.go; then
     integration+=("$pkg")
   fi
 done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)

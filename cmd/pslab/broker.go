@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"pslab/internal/broker"
 	"pslab/internal/brokers"
 )
 
@@ -52,12 +51,16 @@ Brokers:
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "install NAME",
-		Short: "Install a broker (artemis) into pslab's cache",
-		Long: `Install ActiveMQ Artemis ` + broker.DefaultArtemisVersion + `: fetch the distribution through Maven
-(the local Maven repository is the cache), unpack it under pslab's cache
-directory and create an instance with a generated password (stored with mode
-0600), required login, no web console and a bounded heap. Nothing half-done is
-left looking complete. NATS needs no install: it is embedded.`,
+		Short: "Install a broker into pslab's cache",
+		Long: `Install a broker into pslab's cache directory, as its summary below says
+(Artemis: the distribution fetched through Maven, whose local repository is
+the cache, unpacked, and an instance created with a generated password
+stored with mode 0600, required login, no web console and a bounded heap;
+docs/artemis.md). Nothing half-done is left looking complete. A broker
+embedded in pslab needs no install.
+
+Brokers:
+` + brokerList(),
 		Example: "  pslab broker install artemis",
 		Args:    argsCheck(cobra.ExactArgs(1)),
 		RunE: withBroker("cannot be installed", func(d brokers.Descriptor) func(*cobra.Command) error {

@@ -12,6 +12,7 @@ import (
 
 	"pslab/internal/plot"
 	"pslab/internal/report"
+	"pslab/internal/results"
 )
 
 type compareFlags struct {
@@ -19,6 +20,7 @@ type compareFlags struct {
 	out    string
 	plot   string
 	margin string
+	pairs  []string
 }
 
 func newCompareCmd() *cobra.Command {
@@ -38,14 +40,18 @@ and a verdict:
   inconclusive  neither (too few repetitions, or too much noise)
 
 Rows found in one set only, and case ids whose factors differ between the
-sets, are listed and not compared. Use it, for instance, to compare a lab
+sets, are listed and not compared. --pair A=B compares broker A's rows of
+the first set with broker B's of the second (e.g. a broker's own protocol
+against its MQTT listener: --pair nats=nats-mqtt); both sets may be the
+same run. Use it, for instance, to compare a lab
 running alone with one running beside others, or a run before and after a
 change.
 
 A missing, empty or malformed records file, or two sets with no case in
 common, is bad input (exit code 2).`,
 		Example: `  pslab compare runs/alone runs/parallel
-  pslab compare runs/a runs/b --format csv --out cmp.csv --plot plots --margin 5%`,
+  pslab compare runs/a runs/b --format csv --out cmp.csv --plot plots --margin 5%
+  pslab compare runs/wifi runs/wifi --pair nats=nats-mqtt --pair artemis=artemis-mqtt`,
 		Args: argsCheck(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args, f) },
 	}
@@ -54,10 +60,34 @@ common, is bad input (exit code 2).`,
 	fl.StringVarP(&f.out, "out", "o", "", "write to this file (atomically) instead of standard output")
 	fl.StringVar(&f.plot, "plot", "", "also draw the comparison (PNG and SVG) into this directory")
 	fl.StringVar(&f.margin, "margin", "10%", "equivalence margin for \"same\", e.g. 10% or 0.1")
+	fl.StringArrayVar(&f.pairs, "pair", nil, "compare broker A of the first set with broker B of the second: A=B (repeatable), e.g. nats=nats-mqtt")
 	return cmd
 }
 
 func init() { rootCmd.AddCommand(newCompareCmd()) }
+
+// pairRecords keeps, with --pair, the records of the paired brokers: of
+// the first set those of each A, of the second those of each B, named A
+// so that they meet A's rows.
+func pairRecords(recs []results.Record, pairs map[string]string, second bool) []results.Record {
+	var out []results.Record
+	for _, r := range recs {
+		if a, ok := pairs[r.Broker]; ok && second {
+			r.Broker = a
+			out = append(out, r)
+			continue
+		}
+		if !second {
+			for _, x := range pairs {
+				if r.Broker == x {
+					out = append(out, r)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
 
 // parseMargin reads "10%" or "0.1".
 func parseMargin(s string) (float64, error) {
@@ -85,12 +115,24 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	pairs := map[string]string{} // broker of B -> broker of A
+	for _, p := range f.pairs {
+		a, b, ok := strings.Cut(p, "=")
+		if !ok || a == "" || b == "" {
+			errs = append(errs, fmt.Errorf("--pair %q: want A=B, two broker names", p))
+			continue
+		}
+		pairs[b] = a
+	}
 	var sets []*report.Dataset
-	for _, a := range args {
+	for i, a := range args {
 		recs, err := report.ReadRecords(a)
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if len(pairs) > 0 {
+			recs = pairRecords(recs, pairs, i == 1)
 		}
 		sets = append(sets, report.Build(recs))
 	}

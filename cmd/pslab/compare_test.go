@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"pslab/internal/results"
 )
 
 func TestCompareCommand(t *testing.T) {
@@ -30,4 +32,17 @@ func TestCompareCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "# pslab compare")
 	assert.Contains(t, string(b), "±5 %")
+}
+
+func TestPairRecordsMeetsAsBrokerA(t *testing.T) {
+	recs := []results.Record{{Broker: "nats"}, {Broker: "nats-mqtt"}, {Broker: "artemis"}, {Broker: "mosquitto"}}
+	pairs := map[string]string{"nats-mqtt": "nats"}
+	a := pairRecords(recs, pairs, false)
+	b := pairRecords(recs, pairs, true)
+	if len(a) != 1 || a[0].Broker != "nats" {
+		t.Errorf("first set: %+v", a)
+	}
+	if len(b) != 1 || b[0].Broker != "nats" {
+		t.Errorf("second set: nats-mqtt's records named nats: %+v", b)
+	}
 }

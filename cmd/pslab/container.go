@@ -11,24 +11,21 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"pslab/internal/brokers"
 )
 
-// containerBroker is how pslab reaches a broker container through the
-// lab's router: the container's default name (docker-compose.yml's
-// container_name), the URL scheme and port inside the container, and the
-// environment variables (the names .env uses) that hold its credentials.
-type containerBroker struct {
-	defaultName string
-	scheme      string
-	port        int
-	userVar     string
-	passVar     string
-	query       string // of the URL: nats's monitoring port (docker/nats/nats.conf)
-}
-
-var containerBrokers = map[string]containerBroker{
-	"nats":    {"pslab-nats", "nats", 4222, "NATS_USER", "NATS_PASSWORD", "monitor=8222"},
-	"artemis": {"pslab-artemis", "stomp", 61613, "ARTEMIS_USER", "ARTEMIS_PASSWORD", ""},
+// containerBrokers are the registered brokers that have a container
+// (their descriptors' Container: default name, URL scheme and port inside
+// the container, the environment variables of its credentials).
+func containerBrokers() map[string]*brokers.Container {
+	out := map[string]*brokers.Container{}
+	for _, n := range brokers.Names() {
+		if d, _ := brokers.Lookup(n); d.Container != nil {
+			out[n] = d.Container
+		}
+	}
+	return out
 }
 
 // containerTarget is one resolved --container value.
@@ -93,7 +90,7 @@ func dockerPID(container string) (int, error) {
 	running, pid, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	n, err := strconv.Atoi(pid)
 	if running != "true" || err != nil || n <= 0 {
-		return 0, fmt.Errorf("container %s is not running (docker compose up -d nats artemis)", container)
+		return 0, fmt.Errorf("container %s is not running (docker compose up -d)", container)
 	}
 	return n, nil
 }
@@ -125,11 +122,16 @@ func resolveContainers(vals []string, urls map[string]string, brokerPID int, env
 	}
 	var targets []containerTarget
 	seen := map[string]bool{}
+	known := containerBrokers()
 	for _, v := range vals {
 		name, ctr, _ := strings.Cut(v, "=")
-		cb, ok := containerBrokers[name]
+		cb, ok := known[name]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("--container %s: unknown broker %q (want nats[=CONTAINER] or artemis[=CONTAINER])", v, name))
+			var want []string
+			for _, n := range sortedKeys(known) {
+				want = append(want, n+"[=CONTAINER]")
+			}
+			problems = append(problems, fmt.Sprintf("--container %s: unknown broker %q (want %s)", v, name, strings.Join(want, " or ")))
 			continue
 		}
 		if seen[name] {
@@ -138,15 +140,15 @@ func resolveContainers(vals []string, urls map[string]string, brokerPID int, env
 		}
 		seen[name] = true
 		if ctr == "" {
-			ctr = cb.defaultName
+			ctr = cb.Name
 		}
 		if _, given := urls[name]; !given {
-			user, pass := env(cb.userVar), env(cb.passVar)
+			user, pass := env(cb.UserVar), env(cb.PassVar)
 			if user == "" || pass == "" {
 				problems = append(problems, fmt.Sprintf("--container %s: set %s and %s (as in .env, which pslab also reads from the working directory), or give --url %s=%s://USER:PASSWORD@10.77.2.2:%d",
-					v, cb.userVar, cb.passVar, name, cb.scheme, cb.port))
+					v, cb.UserVar, cb.PassVar, name, cb.Scheme, cb.Port))
 			} else {
-				u := url.URL{Scheme: cb.scheme, User: url.UserPassword(user, pass), Host: "10.77.2.2:" + strconv.Itoa(cb.port), RawQuery: cb.query}
+				u := url.URL{Scheme: cb.Scheme, User: url.UserPassword(user, pass), Host: "10.77.2.2:" + strconv.Itoa(cb.Port), RawQuery: cb.Query}
 				urls[name] = u.String()
 			}
 		}
@@ -166,7 +168,7 @@ func resolveContainers(vals []string, urls map[string]string, brokerPID int, env
 		for _, t := range targets[1:] {
 			if t.netns != targets[0].netns {
 				problems = append(problems, fmt.Sprintf("--container: %s (%s) and %s (%s) are in different network namespaces, and the lab's router reaches one: "+
-					"run the brokers one at a time, or in one namespace (network_mode: \"service:nats\", as docker-compose.yml does)",
+					"run the brokers one at a time, or in one namespace (network_mode: \"service:NAME\", as docker-compose.yml does)",
 					targets[0].broker, targets[0].container, t.broker, t.container))
 			}
 		}
@@ -178,17 +180,20 @@ func resolveContainers(vals []string, urls map[string]string, brokerPID int, env
 	for _, t := range targets {
 		pids[t.broker] = t.pid
 	}
-	// The lab records the namespace by a process in it. In compose the nats
-	// container owns the namespace (Artemis joins it): its process lives as
-	// long as the namespace, even when the Artemis container is restarted.
-	if pid, ok := pids["nats"]; ok {
-		return pid, pids, nil
+	// The lab records the namespace by a process in it. In compose one
+	// container owns the namespace and the others join it: its process
+	// lives as long as the namespace, even when another container is
+	// restarted.
+	for _, t := range targets {
+		if known[t.broker].OwnsNamespace {
+			return t.pid, pids, nil
+		}
 	}
 	return targets[0].pid, pids, nil
 }
 
-// sortedNames are the keys of m in order.
-func sortedNames(m map[string]int) []string {
+// sortedKeys are the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)

@@ -34,7 +34,7 @@ func TestContainersResolveToOneNamespace(t *testing.T) {
 	assert.Equal(t, map[string]int{"nats": 100, "artemis": 200}, pids, "each broker's own process is sampled")
 	assert.Equal(t, "nats://n:p%2Fw%401@10.77.2.2:4222?monitor=8222", urls["nats"], "credentials escaped, broker end of the link, its monitoring port")
 	assert.Equal(t, "stomp://a:q@10.77.2.2:61613", urls["artemis"])
-	assert.Equal(t, []string{"artemis", "nats"}, sortedNames(pids))
+	assert.Equal(t, []string{"artemis", "nats"}, sortedKeys(pids))
 
 	// A URL the user gave wins over the one built from the environment.
 	urls = map[string]string{"nats": "nats://x:y@10.77.2.2:4333"}

@@ -13,15 +13,15 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/results"
+	"pslab/internal/testbroker"
 )
 
 // TestExternalBrokerInItsOwnNamespace stands in for a broker container: a
 // nats-server in a network namespace of its own (unshare -n), measured with
 // --url and --broker-pid through the lab's router.
 func TestExternalBrokerInItsOwnNamespace(t *testing.T) {
-	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces) and builds pslab")
-	}
+	testbroker.SkipShort(t, "root, network namespaces; builds pslab")
+	testbroker.RequireRoot(t)
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("no unshare(1)")
 	}

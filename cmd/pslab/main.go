@@ -62,10 +62,17 @@ func main() {
 func execute(args []string) int {
 	rootCmd.SetArgs(args)
 	err := rootCmd.Execute()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pslab:", err)
+	}
+	return exitCodeOf(err)
+}
+
+// exitCodeOf is the exit code of a command that returned err.
+func exitCodeOf(err error) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "pslab:", err)
 	var ie interruptedError
 	if errors.As(err, &ie) {
 		return ie.exitCode()

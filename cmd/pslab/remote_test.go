@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"pslab/internal/remotehost"
 	"pslab/internal/results"
+	"pslab/internal/testbroker"
 )
 
 // TestBrokerOnAnotherHost: a nats-server on a stand-in remote host (a
@@ -23,12 +23,11 @@ import (
 // wifi-paper. The remote wifi-paper throughput is link-bound: far below
 // the remote wireline, and within a factor of 3 of the namespaced lab's.
 func TestBrokerOnAnotherHost(t *testing.T) {
-	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces) and builds pslab")
-	}
+	testbroker.SkipShort(t, "root, network namespaces; builds pslab")
+	testbroker.RequireRoot(t)
 	bin := buildPslab(t)
 	dir := t.TempDir()
-	rh, err := remotehost.New("pslt-rem", "pslt-h0", "10.78.0.1", "10.78.0.2")
+	rh, err := testbroker.NewRemoteHost("pslt-rem", "pslt-h0", "10.78.0.1", "10.78.0.2")
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, rh.Close()) })
 	fwdBefore, err := os.ReadFile("/proc/sys/net/ipv4/conf/pslt-h0/forwarding")

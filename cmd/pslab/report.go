@@ -6,9 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"pslab/internal/brokers"
+	"pslab/internal/lab"
+	"pslab/internal/record"
 	"pslab/internal/report"
 	"pslab/internal/results"
 )
@@ -69,12 +73,76 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return badInput(err)
 	}
 	d := report.Build(recs)
+	d.Caveats = brokerCaveats()
+	partial, err := unfinishedRun(args)
+	if err != nil {
+		return err
+	}
 	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", d.Records), func(w io.Writer) error {
 		if f.format == "csv" {
 			return report.WriteCSV(w, d)
 		}
+		if partial != "" {
+			fmt.Fprintf(w, "> **PARTIAL**: %s.\n> Only the rows that have run so far are here, with the repetitions they have so far;\n"+
+				"> rows still to run are missing or short, and claims over them are not measurable.\n"+
+				"> A report written once every repetition is done has no such note.\n\n", partial)
+		}
 		return report.WriteMarkdown(w, d, report.EvaluateClaims(d), args)
 	})
+}
+
+// unfinishedRun says how the run the inputs belong to stopped when its
+// parts.log (in the run's directory: an input bundle or its parent, the
+// one with run.json) says its last part did not finish; "" for a finished
+// run or inputs of no resumable run.
+func unfinishedRun(paths []string) (string, error) {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		dir := p
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			dir = filepath.Dir(p)
+		}
+		for _, d := range []string{dir, filepath.Dir(dir)} {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if _, err := os.Stat(filepath.Join(d, lab.RunInfoFile)); err != nil {
+				continue
+			}
+			line, finished, n, err := results.LastPart(d)
+			if err != nil {
+				return "", err
+			}
+			if line != "" && !finished {
+				return fmt.Sprintf("the run in %s has not finished: part %d of its %s stopped (%s)", d, n, results.PartsFile, partOutcome(line)), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// partOutcome is the outcome field of a parts.log line: "exit 130",
+// "running (no end recorded)".
+func partOutcome(line string) string {
+	fields := strings.SplitN(line, ", ", 4)
+	if len(fields) < 3 {
+		return line
+	}
+	if strings.HasPrefix(fields[1], "running") {
+		return fields[1]
+	}
+	return fields[1] + ", " + fields[2]
+}
+
+// brokerCaveats are the registered brokers' notes for reports.
+func brokerCaveats() []record.Caveat {
+	var out []record.Caveat
+	for _, n := range brokers.Names() {
+		d, _ := brokers.Lookup(n)
+		out = append(out, d.Caveats...)
+	}
+	return out
 }
 
 // writeOutput writes a command's output to standard output, or, with

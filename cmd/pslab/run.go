@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"pslab/internal/lab"
 	"pslab/internal/report"
+	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
 
@@ -31,8 +35,11 @@ type runFlags struct {
 	labName   string
 	brokerPID int
 	warmupRun bool
-	cpus      string
-	parallel  int
+	// skipUnsupported: --skip-unsupported, leave out (with a note) the
+	// cases a broker cannot express instead of refusing the run.
+	skipUnsupported bool
+	cpus            string
+	parallel        int
 	// containers: --container BROKER[=CONTAINER] (container.go)
 	containers []string
 }
@@ -94,6 +101,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.IntVar(&f.maxReps, "max-reps", 0, "cap on repetitions with a CI target (default: the file's max_reps:, else 10)")
 	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
+	fl.BoolVar(&f.skipUnsupported, "skip-unsupported", false, "leave out, with a note each, the cases a broker cannot express (e.g. dups-ok over MQTT QoS 0) instead of refusing the run")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPU sets of the broker and the load clients, disjoint: broker=LIST,clients=LIST (e.g. broker=1,clients=0), or off (default: the CPUs pslab may use split in two, the clients the lower half)")
 	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone (default: the file's parallel:, else 1)")
@@ -174,19 +182,50 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	}
 	brokers := f.brokers
 	if len(brokers) == 0 && len(containerPIDs) > 0 { // the containers' brokers, not the file's
-		brokers = sortedNames(containerPIDs)
+		brokers = sortedKeys(containerPIDs)
 	}
-	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
+	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, SkipUnsupported: f.skipUnsupported, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,
 		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
 }
 
 // runPlans runs validated plans one after the other and prints a summary
-// of each; the first SIGINT or SIGTERM stops them all.
+// of each; the first SIGINT or SIGTERM stops them all. A resumable run
+// (out holds its run.json) logs the part in out's parts.log: started, and
+// how it ended.
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
-	return runPlansIn(ctx, cmd, plans, opts, out)
+	part := beginPart(cmd, out)
+	err := runPlansIn(ctx, cmd, plans, opts, out)
+	if part != nil {
+		if perr := part.End(exitCodeOf(err)); perr != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", perr)
+		}
+	}
+	return err
+}
+
+// beginPart starts this part's line in the parts.log of run directory
+// out (nil when out holds no run.json: not a resumable run).
+func beginPart(cmd *cobra.Command, out string) *results.Part {
+	if out == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(out, lab.RunInfoFile)); err != nil {
+		return nil
+	}
+	host, _ := os.Hostname()
+	var u unix.Utsname
+	_ = unix.Uname(&u)
+	about := fmt.Sprintf("%s, %s, %d cores, kernel %s, command: pslab %s",
+		versionLine(), host, runtime.NumCPU(), unix.ByteSliceToString(u.Release[:]), strings.Join(os.Args[1:], " "))
+	part, err := results.BeginPart(out, about)
+	if err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", err)
+		return nil
+	}
+	return part
 }
 
 // runPlansIn is runPlans under a context the caller made interruptible

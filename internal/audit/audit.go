@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -41,7 +41,7 @@ const (
 )
 
 // Evaluate audits one case run. It returns nil without a result.
-func Evaluate(f scenario.Factors, res *load.Result) []Check {
+func Evaluate(f scenario.Factors, res *record.Result) []Check {
 	if res == nil {
 		return nil
 	}
@@ -64,9 +64,23 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 		under = "across " + strings.Join(kinds, ", ")
 	}
 	restart := has(res.Faults, scenario.BrokerRestart)
+	// What the mechanism promises: the JMS factors' (a durable
+	// subscription keeps what is published while away; persistent
+	// delivery survives a restart), or the driver's (MQTT: by QoS).
+	p := res.Promises
+	durable := f.Subscription == scenario.Durable
+	keeps, survives := durable, f.Delivery == scenario.Persistent
+	basis := ""
+	if p != nil {
+		keeps, survives, basis = durable && p.KeepsWhileAway, p.SurvivesRestart, p.Basis+": "
+	}
+	why := ""
+	if p != nil && p.Why != "" {
+		why = " (" + p.Why + ")"
+	}
 	switch {
-	case f.Subscription == scenario.Durable && (f.Delivery == scenario.Persistent || !restart):
-		promise := "durable subscription: nothing lost " + under + " (beyond sends in doubt when a connection broke)"
+	case keeps && (survives || !restart):
+		promise := basis + "durable subscription: nothing lost " + under + " (beyond sends in doubt when a connection broke)"
 		switch {
 		case c.Lost <= doubt:
 			add(promise, lost, Holds)
@@ -75,11 +89,15 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 		default:
 			add(promise, lost, Fails)
 		}
-	case f.Subscription == scenario.Durable:
+	case keeps && p == nil:
 		add("durable, non-persistent: messages held by the broker do not survive its restart (loss allowed)", lost, Observed)
+	case keeps:
+		add(basis+"durable subscription: what the broker holds does not survive its restart"+why+" (loss allowed)", lost, Observed)
+	case durable:
+		add(basis+"durable subscription: nothing promised for messages published while its subscriber is away"+why, lost+" "+under, Observed)
 	default:
 		if due, ok := dueWhileAway(res.Faults); ok {
-			promise := fmt.Sprintf("non-durable subscription: loses about what was published while it was away (%.1f-%.1fx)", awayLossLow, awayLossHigh)
+			promise := fmt.Sprintf("%snon-durable subscription: loses about what was published while it was away (%.1f-%.1fx)", basis, awayLossLow, awayLossHigh)
 			obs := fmt.Sprintf("%s; %d published to it while away", lost, due)
 			switch {
 			case due == 0:
@@ -90,26 +108,41 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 				add(promise, fmt.Sprintf("%s (%.2fx)", obs, float64(c.Lost)/float64(due)), Fails)
 			}
 		} else {
-			add("non-durable subscription: nothing promised for messages published while it is not connected", lost+" "+under, Observed)
+			add(basis+"non-durable subscription: nothing promised for messages published while it is not connected", lost+" "+under, Observed)
 		}
 	}
 	dups := fmt.Sprintf("%d duplicated, %d flagged redelivered", c.Duplicated, c.Redelivered)
+	resent := resentDeliveries(c)
 	if c.Resent > 0 {
-		dups += fmt.Sprintf(", %d resent by a client after reconnecting", c.Resent)
+		dups += fmt.Sprintf(", %d resent by a client after reconnecting (%d deliveries)", c.Resent, resent)
 	}
-	switch f.Ack {
-	case scenario.AckAuto:
-		// JMS lets AUTO redeliver after a failure (the message then carries
-		// JMSRedelivered); a duplicate the broker did not flag breaks it.
+	switch {
+	case p != nil && p.NoDuplicates && (survives || !restart):
 		v := Holds
-		if c.Duplicated > c.Redelivered {
+		if c.Duplicated > 0 {
 			v = Fails
 		}
-		add("AUTO acknowledgement: no duplicates, except redeliveries flagged as such after a failure", dups, v)
-	case scenario.AckDupsOK:
-		add("DUPS_OK acknowledgement: duplicates allowed", dups, Observed)
-	case scenario.AckClient:
-		add("CLIENT acknowledgement: unacknowledged messages are redelivered after a failure (duplicates allowed)", dups, Observed)
+		add(basis+"no duplicates", dups, v)
+	case p != nil && p.NoDuplicates:
+		add(basis+"no duplicates while the broker's state lives; across its restart nothing is promised"+why, dups, Observed)
+	case f.Ack == scenario.AckAuto:
+		// JMS lets AUTO redeliver after a failure (the message then carries
+		// JMSRedelivered); a duplicate the broker did not flag breaks it,
+		// unless a client sent the message again after reconnecting (MQTT
+		// QoS 1 does: the copy reaches the subscribers unflagged).
+		v := Holds
+		if c.Duplicated > c.Redelivered+resent {
+			v = Fails
+		}
+		promise := "AUTO acknowledgement: no duplicates, except redeliveries flagged as such after a failure"
+		if p != nil || c.Resent > 0 {
+			promise += " and sends a client repeated after reconnecting"
+		}
+		add(basis+promise, dups, v)
+	case f.Ack == scenario.AckDupsOK:
+		add(basis+"DUPS_OK acknowledgement: duplicates allowed", dups, Observed)
+	case f.Ack == scenario.AckClient:
+		add(basis+"CLIENT acknowledgement: unacknowledged messages are redelivered after a failure (duplicates allowed)", dups, Observed)
 	}
 	v := Holds
 	if c.DecodeErrors > 0 || c.Unexpected > 0 {
@@ -135,11 +168,21 @@ func Evaluate(f scenario.Factors, res *load.Result) []Check {
 // inDoubtDeliveries converts sends in doubt into deliveries: each message
 // is due to Expected/Sent subscribers on average (the replication grade),
 // rounded up.
-func inDoubtDeliveries(c load.Counts) int64 {
+func inDoubtDeliveries(c record.Counts) int64 {
 	if c.InDoubt == 0 || c.Sent == 0 {
 		return 0
 	}
 	return (c.InDoubt*c.Expected + c.Sent - 1) / c.Sent
+}
+
+// resentDeliveries converts sends a client repeated after reconnecting
+// into deliveries that may come twice (expected / sent per send, rounded
+// up).
+func resentDeliveries(c record.Counts) int64 {
+	if c.Resent == 0 || c.Sent == 0 {
+		return 0
+	}
+	return (c.Resent*c.Expected + c.Sent - 1) / c.Sent
 }
 
 // Failed counts the checks that failed.
@@ -160,7 +203,7 @@ func ratioIn(lost, due int64) bool {
 
 // dueWhileAway sums what was due to subscribers while a
 // subscriber-disconnect fault kept them away.
-func dueWhileAway(fs []load.FaultResult) (int64, bool) {
+func dueWhileAway(fs []record.FaultResult) (int64, bool) {
 	var n int64
 	ok := false
 	for _, f := range fs {
@@ -172,7 +215,7 @@ func dueWhileAway(fs []load.FaultResult) (int64, bool) {
 	return n, ok
 }
 
-func has(fs []load.FaultResult, k scenario.FaultKind) bool {
+func has(fs []record.FaultResult, k scenario.FaultKind) bool {
 	for _, f := range fs {
 		if f.Kind == k {
 			return true
@@ -181,7 +224,7 @@ func has(fs []load.FaultResult, k scenario.FaultKind) bool {
 	return false
 }
 
-func faultKinds(fs []load.FaultResult) []string {
+func faultKinds(fs []record.FaultResult) []string {
 	var out []string
 	seen := map[scenario.FaultKind]bool{}
 	for _, f := range fs {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -73,4 +74,63 @@ func TestAutoMustNotDuplicate(t *testing.T) {
 	res.Counts.Redelivered = 1
 	assert.Equal(t, Holds, Evaluate(f, res)[1].Verdict, "a duplicate flagged redelivered after a failure is allowed (JMS)")
 	assert.Nil(t, Evaluate(f, nil))
+}
+
+// MQTT: the promises come from the QoS and the broker (record.Promises).
+
+func mqttPromises(qos int, survives bool) *record.Promises {
+	switch qos {
+	case 0:
+		return &record.Promises{Basis: "MQTT QoS 0 (at most once)", NoDuplicates: true}
+	case 2:
+		return &record.Promises{Basis: "MQTT QoS 2 (exactly once)", KeepsWhileAway: true, SurvivesRestart: survives, NoDuplicates: true, Why: "store written every second"}
+	}
+	return &record.Promises{Basis: "MQTT QoS 1 (at least once)", KeepsWhileAway: true, SurvivesRestart: survives, Why: "store written every second"}
+}
+
+func TestMQTTQoS1PersistentSessionLosesNothingAcrossAnOutage(t *testing.T) {
+	f := factors(scenario.Durable, scenario.Persistent, scenario.AckAuto)
+	outage := load.FaultResult{Fault: scenario.Fault{Kind: scenario.LinkOutage}}
+	res := &load.Result{DrainComplete: true, Faults: []load.FaultResult{outage}, Promises: mqttPromises(1, true),
+		Counts: load.Counts{Sent: 100, Expected: 100, Received: 100, Duplicated: 3, Resent: 2, Redelivered: 1}}
+	cs := Evaluate(f, res)
+	assert.Equal(t, []Verdict{Holds, Holds, Holds}, verdicts(cs))
+	assert.Contains(t, cs[0].Promise, "MQTT QoS 1 (at least once): durable subscription: nothing lost across link-outage")
+	assert.Contains(t, cs[1].Observed, "2 resent by a client after reconnecting (2 deliveries)")
+	res.Counts.Duplicated = 4
+	assert.Equal(t, Fails, Evaluate(f, res)[1].Verdict, "more duplicates than flagged and resent")
+	res.Counts.Duplicated, res.Counts.Lost = 0, 5
+	assert.Equal(t, Fails, Evaluate(f, res)[0].Verdict)
+}
+
+func TestMQTTRestartOfABrokerWhosePersistenceDoesNotSurviveAKill(t *testing.T) {
+	f := factors(scenario.Durable, scenario.Persistent, scenario.AckExactlyOnce)
+	restart := load.FaultResult{Fault: scenario.Fault{Kind: scenario.BrokerRestart}, Reconnected: 2}
+	res := &load.Result{DrainComplete: true, Faults: []load.FaultResult{restart}, Promises: mqttPromises(2, false),
+		Counts: load.Counts{Sent: 100, Expected: 100, Received: 90, Lost: 10, Duplicated: 2}}
+	cs := Evaluate(f, res)
+	assert.Equal(t, []Verdict{Observed, Observed, Holds, Holds}, verdicts(cs))
+	assert.Contains(t, cs[0].Promise, "does not survive its restart (store written every second)")
+	res.Promises = mqttPromises(2, true)
+	cs = Evaluate(f, res)
+	assert.Equal(t, []Verdict{Fails, Fails, Holds, Holds}, verdicts(cs), "a broker whose store survives: QoS 2 loses nothing and never duplicates")
+	assert.Equal(t, "MQTT QoS 2 (exactly once): no duplicates", cs[1].Promise)
+}
+
+func TestMQTTQoS0(t *testing.T) {
+	away := load.FaultResult{Fault: scenario.Fault{Kind: scenario.SubscriberDisconnect}, DueWhile: 200, Reconnected: 1}
+	f := factors(scenario.NonDurable, scenario.NonPersistent, scenario.AckAuto)
+	res := &load.Result{DrainComplete: true, Faults: []load.FaultResult{away}, Promises: mqttPromises(0, false),
+		Counts: load.Counts{Sent: 1000, Expected: 1000, Lost: 210}}
+	cs := Evaluate(f, res)
+	assert.Equal(t, []Verdict{Holds, Holds, Holds, Holds}, verdicts(cs))
+	assert.Contains(t, cs[0].Promise, "MQTT QoS 0 (at most once): non-durable subscription: loses about what was published while it was away")
+	res.Counts.Duplicated = 1
+	assert.Equal(t, Fails, Evaluate(f, res)[1].Verdict, "at most once")
+
+	f.Subscription = scenario.Durable // a persistent session: MQTT promises nothing for QoS 0 while away
+	res.Counts.Duplicated = 0
+	cs = Evaluate(f, res)
+	assert.Equal(t, Observed, cs[0].Verdict)
+	assert.Contains(t, cs[0].Promise, "nothing promised for messages published while its subscriber is away")
 }

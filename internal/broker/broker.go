@@ -1,7 +1,9 @@
-// Package broker installs, starts, stops and health-checks the brokers pslab
-// measures: an embedded nats-server run as a child process, and ActiveMQ
-// Artemis from its distribution. A broker runs on a Host: the machine's
-// loopback, or the lab's broker network namespace.
+// Package broker is what every broker process has in common: the Broker
+// interface the lab starts, watches and restarts, the Host a broker runs on
+// (the machine's loopback, or the lab's broker network namespace), external
+// brokers reached by URL, child processes of pslab's own binary and the
+// process-group helpers. Each broker's own process code lives in its
+// package (internal/brokers/NAME).
 package broker
 
 import (
@@ -33,8 +35,8 @@ type AdminHost interface {
 	AdminDialer() driver.Dialer
 }
 
-// adminDialer is h's administration dialer, nil (use Dialer) when it has none.
-func adminDialer(h Host) driver.Dialer {
+// AdminDialer is h's administration dialer, nil (use Dialer) when it has none.
+func AdminDialer(h Host) driver.Dialer {
 	if a, ok := h.(AdminHost); ok {
 		return a.AdminDialer()
 	}

@@ -1,10 +1,10 @@
 // Package brokers is the registry of the brokers pslab can run. Each broker
-// lives in its own package (brokers/nats, brokers/artemis, brokers/fake)
-// and registers a Descriptor from its init function; brokers/all imports
-// them all, so a program (cmd/pslab) or the lab gets every broker with one
-// import. Code outside the broker packages loops over the registry and
-// never switches on a broker's name: a new broker is one package and one
-// line in brokers/all.
+// lives in its own package (brokers/nats, brokers/artemis, brokers/fake):
+// its process, its protocol driver and its descriptor, which it registers
+// from its init function. brokers/all imports them all; the program
+// (cmd/pslab) chooses its brokers by importing it, the libraries loop over
+// the registry they are given and never switch on a broker's name: a new
+// broker is one package and one line in brokers/all.
 package brokers
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"pslab/internal/broker"
 	"pslab/internal/driver"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -27,6 +28,9 @@ type Descriptor struct {
 	Name string
 	// Summary says in a few words what the broker is, for help texts.
 	Summary string
+	// Version is the version of the broker pslab runs, when it is known
+	// before it runs (embedded, or the one pslab installs); "" otherwise.
+	Version string
 	// Simulated marks a broker that is not a real broker (the in-memory
 	// fake): its records are flagged and it is never a scenario default.
 	Simulated bool
@@ -59,6 +63,61 @@ type Descriptor struct {
 	Stop func(ctx context.Context, out io.Writer) error
 	// Doctor checks what the broker needs on this machine (`pslab doctor`).
 	Doctor func(ctx context.Context) []Check
+	// Login logs in to an external broker of this kind with its URL's
+	// credentials (the check of --url before a run).
+	Login broker.Login
+
+	// MaxConns is how many client connections the broker pslab starts
+	// accepts (0: no limit pslab knows of): a case with more is refused
+	// before anything runs. An external broker (--url) is not checked.
+	MaxConns int
+	// Container says how the lab reaches the broker's container
+	// (--container, docker-compose.yml); nil: it has none.
+	Container *Container
+	// Leftovers removes what runs of this broker left in pslab's cache
+	// when they were killed (a run calls it before it starts, `pslab
+	// clean` with Unused), one line per item removed; nil: nothing.
+	Leftovers func(o LeftoverOptions) (removed []string, err error)
+	// Caveats are notes a report prints on what the broker's records mean
+	// (e.g. a factor measured by another mechanism than the paper's).
+	Caveats []record.Caveat
+	// WireBytes is what one message of a case run under prefix puts on
+	// the link (TCP payload of the protocol's frames): to the broker (the
+	// publish) and to one subscriber (the delivery); nil when pslab cannot
+	// say. The link bound of a record is computed from it.
+	WireBytes func(prefix string, f scenario.Factors) (toBroker, toClient int)
+}
+
+// Container is how pslab reaches a broker's container through the lab's
+// router (--container BROKER[=CONTAINER]).
+type Container struct {
+	// Name is the container's default name (docker-compose.yml's
+	// container_name).
+	Name string
+	// Scheme and Port are the URL scheme and the client port inside the
+	// container; Query is the URL's query (e.g. a monitoring port).
+	Scheme string
+	Port   int
+	Query  string
+	// UserVar and PassVar name the environment variables (as .env names
+	// them) that hold the credentials.
+	UserVar, PassVar string
+	// OwnsNamespace marks the container whose network namespace the other
+	// brokers' containers join (compose network_mode: "service:NAME"):
+	// its process lives as long as the namespace, so the lab records the
+	// namespace by it.
+	OwnsNamespace bool
+}
+
+// LeftoverOptions say where a broker's Leftovers looks and what it may
+// remove.
+type LeftoverOptions struct {
+	CacheDir string // pslab's cache (broker.CacheDir())
+	// Unused also removes what no run uses now but a later run of the same
+	// lab name would reuse (per-lab instances); a run leaves those.
+	Unused bool
+	// LabHeld tells whether a live run holds the lab called name.
+	LabHeld func(name string) bool
 }
 
 // Capabilities is what a broker can express, as data instead of switches
@@ -143,16 +202,40 @@ func (r *Registry) Get(name string) (Descriptor, error) {
 // without credentials, with the probe of the broker whose descriptor
 // claims its URL's scheme (nats:// is probed as NATS, stomp:// as STOMP).
 func (r *Registry) OpenAccess(ctx context.Context, ext *broker.External) (bool, string, error) {
+	d, err := r.byScheme(ext, "probe", func(d Descriptor) bool { return d.Probe != nil })
+	if err != nil {
+		return false, "", err
+	}
+	return ext.OpenAccess(ctx, d.Probe)
+}
+
+// CheckLogin logs in to the external broker ext with its URL's
+// credentials, with the login of the broker whose descriptor claims its
+// URL's scheme.
+func (r *Registry) CheckLogin(ctx context.Context, ext *broker.External) error {
+	d, err := r.byScheme(ext, "log in to", func(d Descriptor) bool { return d.Login != nil })
+	if err != nil {
+		return err
+	}
+	return ext.CheckLogin(ctx, d.Login)
+}
+
+// byScheme is the broker whose descriptor claims ext's URL scheme and has
+// what has asks for, or an error that names the schemes there are.
+func (r *Registry) byScheme(ext *broker.External, what string, has func(Descriptor) bool) (Descriptor, error) {
 	scheme, _, _ := strings.Cut(ext.URL(), "://")
 	var all []string
 	for _, n := range r.Names() {
 		d, _ := r.Lookup(n)
-		if d.Probe != nil && slices.Contains(d.Schemes, scheme) {
-			return ext.OpenAccess(ctx, d.Probe)
+		if !has(d) {
+			continue
+		}
+		if slices.Contains(d.Schemes, scheme) {
+			return d, nil
 		}
 		all = append(all, d.Schemes...)
 	}
-	return false, "", fmt.Errorf("%s: cannot tell how to probe %s (want %s)", ext.Name(), ext.URL(), schemeList(all))
+	return Descriptor{}, fmt.Errorf("%s: cannot tell how to %s %s (want %s)", ext.Name(), what, ext.URL(), schemeList(all))
 }
 
 func schemeList(s []string) string {

@@ -11,6 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	_ "pslab/internal/brokers/all"
+	"pslab/internal/brokers/nats"
+	"pslab/internal/testbroker"
 )
 
 // deadPID is the pid of a process that has ended.
@@ -43,10 +47,10 @@ func mkdir(t *testing.T, parts ...string) string {
 func TestLeftoversRemovesOnlyWhatNoLivePslabUses(t *testing.T) {
 	cache := t.TempDir()
 	dead := mkdir(t, cache, "nats", "store-dead")
-	require.NoError(t, os.WriteFile(filepath.Join(dead, OwnerFile), []byte(strconv.Itoa(deadPID(t))), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dead, nats.StoreOwnerFile), []byte(strconv.Itoa(deadPID(t))), 0o600))
 	orphan := mkdir(t, cache, "nats", "store-orphan") // no owner file, no child
 	mine := mkdir(t, cache, "nats", "store-mine")
-	require.NoError(t, os.WriteFile(filepath.Join(mine, OwnerFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(mine, nats.StoreOwnerFile), []byte(strconv.Itoa(os.Getpid())), 0o600))
 	child := mkdir(t, cache, "nats", "store-child")
 	holder(t, []string{"PSLAB_NATS_STORE=" + child})
 
@@ -78,9 +82,7 @@ func TestLeftoversRemovesOnlyWhatNoLivePslabUses(t *testing.T) {
 // TestStaleLockFilesGoHeldOnesStay: a lock file no lab holds is removed;
 // a held one stays.
 func TestStaleLockFilesGoHeldOnesStay(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("lab locks live in /run")
-	}
+	testbroker.RequireRoot(t) // lab locks live in /run
 	stale := "/run/pslab-cleanst.lock"
 	require.NoError(t, os.WriteFile(stale, []byte("1\n"), 0o600))
 	t.Cleanup(func() { os.Remove(stale) })

@@ -1,6 +1,7 @@
 // Package driver defines the one small interface pslab needs from a broker
-// protocol, and holds one file per protocol: nats.go (core and JetStream)
-// and stomp.go (ActiveMQ Artemis over STOMP).
+// protocol, and the connection bookkeeping every protocol's clients share
+// (ConnTracker, Backoff, ResetOnClose). The protocols live with their
+// brokers, each in its own package (internal/brokers/NAME).
 package driver
 
 import (
@@ -64,15 +65,15 @@ type Endpoint struct {
 	// twice the heart-beat); 0: the driver's default. The lab sets it on
 	// a shaped link.
 	StallTolerance time.Duration
-	// MonitorURL is a NATS server's HTTP monitoring endpoint
-	// (http://host:port), reached with the admin dialer: Held reads the
-	// output buffers of core NATS subscribers from its /connz. "" when the
-	// server has none that pslab knows of.
+	// MonitorURL is the broker's HTTP monitoring endpoint
+	// (http://host:port), reached with the admin dialer (NATS: Held reads
+	// the output buffers of core subscribers from its /connz). "" when the
+	// broker has none that pslab knows of.
 	MonitorURL string
 }
 
-// admin is the endpoint for administration connections.
-func (ep Endpoint) admin() Endpoint {
+// Admin is the endpoint for administration connections.
+func (ep Endpoint) Admin() Endpoint {
 	if ep.AdminDialer != nil {
 		ep.Dialer = ep.AdminDialer
 	}
@@ -114,7 +115,8 @@ type SubSpec struct {
 	// or above Factors.Values are carried by no message.
 	FilterValues []int
 	// AckEvery and AckInterval bound lazy acknowledgement for DUPS_OK and
-	// CLIENT: ack cumulatively after this many messages or this much time.
+	// CLIENT: ack cumulatively after this many messages or this much time
+	// (0: DefaultAckEvery, DefaultAckIntervalMs).
 	AckEvery      int
 	AckIntervalMs int
 	// Window bounds the deliveries in flight to this subscriber (the
@@ -125,6 +127,12 @@ type SubSpec struct {
 	Window  int
 	AckWait time.Duration
 }
+
+// Defaults used when a SubSpec leaves the lazy-ack bounds at zero.
+const (
+	DefaultAckEvery      = 100
+	DefaultAckIntervalMs = 100
+)
 
 // DeliveryWindowed is implemented by drivers whose subscribers pull
 // deliveries in batches for a case of f (JetStream pull consumers): their
@@ -229,11 +237,11 @@ type Aborter interface {
 	Abort()
 }
 
-// resetOnClose makes closing c reset the connection (SO_LINGER 0: an RST,
+// ResetOnClose makes closing c reset the connection (SO_LINGER 0: an RST,
 // and whatever its send buffer still holds is discarded) instead of
 // sending the rest and a FIN. Connections that are not TCP are left as
 // they are.
-func resetOnClose(c net.Conn) {
+func ResetOnClose(c net.Conn) {
 	if l, ok := c.(interface{ SetLinger(int) error }); ok {
 		_ = l.SetLinger(0)
 	}

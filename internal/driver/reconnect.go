@@ -10,21 +10,26 @@ import (
 	"time"
 )
 
+// This file is the connection bookkeeping every protocol's clients share:
+// a protocol package (internal/brokers/NAME) keeps a ConnTracker per
+// client connection, reconnects with Backoff and reports ConnStats.
+
 // Reconnect back-off of the drivers' clients: the first retry after
-// reconnectMin, doubling up to reconnectMax, for as long as the client is
+// ReconnectMin, doubling up to ReconnectMax, for as long as the client is
 // not closed.
 const (
-	reconnectMin = 100 * time.Millisecond
-	reconnectMax = time.Second
+	ReconnectMin = 100 * time.Millisecond
+	ReconnectMax = time.Second
 )
 
-// closeBound bounds how long Close or Unsubscribe waits on a connection
+// CloseBound bounds how long Close or Unsubscribe waits on a connection
 // that is down (the broker closing after DISCONNECT, a consumer deletion).
-const closeBound = 3 * time.Second
+const CloseBound = 3 * time.Second
 
-// connLog records what one client connection went through. Safe for
+// ConnTracker records what one client connection went through: its
+// outages and its sends in doubt. The zero value is ready; safe for
 // concurrent use.
-type connLog struct {
+type ConnTracker struct {
 	mu      sync.Mutex
 	outages []Outage
 	open    bool // the last outage has not been restored yet
@@ -32,8 +37,8 @@ type connLog struct {
 	resent  int64
 }
 
-// lost opens an outage at t, for cause, unless one is open.
-func (l *connLog) lost(t time.Time, cause error) {
+// Lost opens an outage at t, for cause, unless one is open.
+func (l *ConnTracker) Lost(t time.Time, cause error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.open {
@@ -42,8 +47,8 @@ func (l *connLog) lost(t time.Time, cause error) {
 	}
 }
 
-// restored closes the open outage at t, if any.
-func (l *connLog) restored(t time.Time) {
+// Restored closes the open outage at t, if any.
+func (l *ConnTracker) Restored(t time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open {
@@ -52,8 +57,8 @@ func (l *connLog) restored(t time.Time) {
 	}
 }
 
-// down tells whether an outage is open.
-func (l *connLog) down() bool {
+// Down tells whether an outage is open.
+func (l *ConnTracker) Down() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.open
@@ -83,7 +88,9 @@ func outageCause(err error) string {
 // 10.77.1.2:33482 within ...").
 var hostPort = regexp.MustCompile(`\b\d{1,3}(\.\d{1,3}){3}:\d+\b`)
 
-func (l *connLog) addInDoubt(n int64) {
+// AddInDoubt counts n sends whose confirmation will not come (the
+// connection was lost, or the broker answered with an error).
+func (l *ConnTracker) AddInDoubt(n int64) {
 	if n <= 0 {
 		return
 	}
@@ -92,20 +99,31 @@ func (l *connLog) addInDoubt(n int64) {
 	l.mu.Unlock()
 }
 
-// stats returns a copy.
-func (l *connLog) stats() ConnStats {
+// AddResent counts n sends the client sent again on a new connection
+// (MQTT's session resumption resends what was not acknowledged).
+func (l *ConnTracker) AddResent(n int64) {
+	if n <= 0 {
+		return
+	}
+	l.mu.Lock()
+	l.resent += n
+	l.mu.Unlock()
+}
+
+// Stats returns a copy of what the connection went through.
+func (l *ConnTracker) Stats() ConnStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return ConnStats{Outages: append([]Outage(nil), l.outages...), InDoubt: l.inDoubt, Resent: l.resent}
 }
 
-// backoff sleeps before reconnect attempt n (0-based): reconnectMin
-// doubling up to reconnectMax. It returns false when stop or ctx ended
+// Backoff sleeps before reconnect attempt n (0-based): ReconnectMin
+// doubling up to ReconnectMax. It returns false when stop or ctx ended
 // first.
-func backoff(ctx context.Context, stop <-chan struct{}, n int) bool {
-	d := reconnectMin << min(n, 4)
-	if d > reconnectMax {
-		d = reconnectMax
+func Backoff(ctx context.Context, stop <-chan struct{}, n int) bool {
+	d := ReconnectMin << min(n, 4)
+	if d > ReconnectMax {
+		d = ReconnectMax
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

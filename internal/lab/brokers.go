@@ -4,11 +4,11 @@ import (
 	"fmt"
 
 	"pslab/internal/brokers"
-	_ "pslab/internal/brokers/all" // every broker pslab can run
 )
 
 // registry is where the lab finds its brokers: o.Registry when set (a test
-// gives it the fake), or every broker pslab has.
+// gives it the fake), or every broker the program registered
+// (brokers.Default: cmd/pslab imports internal/brokers/all).
 func (o Options) registry() *brokers.Registry {
 	if o.Registry != nil {
 		return o.Registry
@@ -16,7 +16,7 @@ func (o Options) registry() *brokers.Registry {
 	return brokers.Default
 }
 
-// BrokerNames lists the brokers pslab can run.
+// BrokerNames lists the brokers the program registered.
 func BrokerNames() []string { return brokers.Names() }
 
 // inMemoryOnly tells whether every broker of the plan is simulated (the

@@ -113,7 +113,7 @@ func (s *session) newCaseRun(c scenario.Case, rep int) *caseRun {
 		rec.Flags = append(rec.Flags, results.NewFlag(results.FlagSimulated, "broker %s is an in-memory fake: nothing here measures a broker", rec.Broker))
 	}
 	return &caseRun{session: s, c: c, rec: rec,
-		prefix: fmt.Sprintf("pslab-%s-c%s-r%d", s.runID, sanitize(c.ID), rep)}
+		prefix: CasePrefix(s.runID, c.ID, rep)}
 }
 
 func (cr *caseRun) flag(name results.FlagName, format string, a ...any) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -13,9 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
+	"pslab/internal/brokers/nats"
 	"pslab/internal/cpuset"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
 // defaultPlan is the default CPU plan of this machine, or skips the test
@@ -59,18 +61,9 @@ func TestBrokersAndClientsOnOwnCPUs(t *testing.T) {
 	require.NoError(t, err)
 	for _, name := range []string{"nats", "artemis"} {
 		t.Run(name, func(t *testing.T) {
-			var b broker.Broker = broker.NewNATS(broker.NATSConfig{StoreDir: t.TempDir()})
+			var b broker.Broker = nats.NewServer(nats.ServerConfig{StoreDir: t.TempDir()})
 			if name == "artemis" {
-				a := broker.NewArtemis(broker.ArtemisConfig{Instance: "test-lab-cpus", Port: 62013, CorePort: 62016, HeapMB: 256})
-				if _, err := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis")); err != nil {
-					t.Skipf("Artemis is not installed (%v): run `pslab broker install artemis`", err)
-				}
-				if !a.Installed() { // the distribution is there: create the instance
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-					defer cancel()
-					require.NoError(t, a.Install(ctx, &bytes.Buffer{}))
-				}
-				b = a
+				b = testbroker.Artemis(t, artemis.ArtemisConfig{Instance: "test-lab-cpus"})
 			}
 			iso, err := isolate(plan, 0, &bytes.Buffer{})
 			require.NoError(t, err)

@@ -3,7 +3,6 @@ package lab
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,12 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/audit"
-	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/scenario"
 	"pslab/netem"
 )
-
-func TestMain(m *testing.M) { broker.RunTests(m) }
 
 // runFaultCases runs cases of scenarios/faults.yaml (quick) on one broker
 // over the emulated wifi link (wireline on loopback without root, where
@@ -99,8 +96,8 @@ func TestFaultStudyOnArtemis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault study skipped in -short mode")
 	}
-	if _, err := os.Stat(broker.NewArtemis(broker.ArtemisConfig{}).HomeDir()); err != nil {
-		t.Skipf("Artemis is not installed: %v", err)
+	if missing := artemis.NewArtemis(artemis.ArtemisConfig{}).NotAtHand(); missing != "" {
+		t.Skipf("Artemis is not installed (%s): run `pslab broker install artemis`", missing)
 	}
 	runFaultCases(t, "artemis", "05,09")
 }

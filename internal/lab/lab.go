@@ -73,6 +73,10 @@ type Options struct {
 	// Plan: off); see package cpuset and lab/cpus.go.
 	CPUs cpuset.Plan
 	iso  *isolation // CPUs in force, set by Run
+	// SkipUnsupported leaves out, with a note each, the cases a broker
+	// cannot express (its descriptor's Supports refuses them) instead of
+	// refusing the whole run.
+	SkipUnsupported bool
 	// Parallel, above 1, runs the cases of each shaped network in that
 	// many labs at once (parallel.go); wireline always runs in one. 0:
 	// the suite's `parallel:`, else 1. Run uses the plan's.
@@ -153,7 +157,7 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			return p, err
 		}
 		if o.BrokerPID == 0 { // through the lab, it is checked once the link is up
-			if err := ext.CheckLogin(context.Background()); err != nil {
+			if err := reg.CheckLogin(context.Background(), ext); err != nil {
 				return p, err
 			}
 		}
@@ -220,17 +224,27 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			}
 		}
 	}
+	refused := map[int]map[string]bool{} // with SkipUnsupported: case index -> brokers
 	for _, b := range p.Brokers {
 		k, _ := reg.Lookup(b)
-		for _, c := range p.Cases {
+		for i, c := range p.Cases {
 			if !c.ForBroker(b) {
 				continue
 			}
 			if err := k.Supports(c.Factors); err != nil {
+				if o.SkipUnsupported {
+					if refused[i] == nil {
+						refused[i] = map[string]bool{}
+					}
+					refused[i][b] = true
+					p.Notes = append(p.Notes, fmt.Sprintf("case %s not run on %s: %v", c.ID, b, err))
+					continue
+				}
 				problems = append(problems, fmt.Sprintf("%s: case %s on %s: %v", c.Where(), c.ID, b, err))
 			}
 		}
 	}
+	p.Cases = p.withoutRefused(refused)
 	problems = append(problems, checkLimits(p, o)...)
 	if len(problems) > 0 {
 		return p, fmt.Errorf("%s", strings.Join(problems, "\n"))
@@ -239,6 +253,33 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		return p, fmt.Errorf("no case of %s runs on %s (see the cases' brokers:)", s.File, strings.Join(p.Brokers, ", "))
 	}
 	return p, nil
+}
+
+// withoutRefused is the plan's cases, each restricted to the brokers
+// that did not refuse it (refused: by case index), and without those no
+// broker runs.
+func (p Plan) withoutRefused(refused map[int]map[string]bool) []scenario.Case {
+	if len(refused) == 0 {
+		return p.Cases
+	}
+	var out []scenario.Case
+	for i, c := range p.Cases {
+		if refused[i] == nil {
+			out = append(out, c)
+			continue
+		}
+		var keep []string
+		for _, b := range p.Brokers {
+			if c.ForBroker(b) && !refused[i][b] {
+				keep = append(keep, b)
+			}
+		}
+		if len(keep) > 0 {
+			c.Brokers = keep
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Summary is what a run did, for the table printed at the end.
@@ -546,6 +587,13 @@ func resourcesOf(s map[string][]metrics.ProcSample, from, to, interval float64) 
 		Cores: metrics.Cores(), ClientSamples: s["client"], BrokerSamples: s["broker"],
 		MachineCPUPct: metrics.MeanCPU(inWindow(s["machine"])),
 	}
+}
+
+// CasePrefix is the prefix of every name a case run makes on the broker
+// (streams, subjects, queues): its run, case and repetition. A record's
+// run_id, case and rep give it back.
+func CasePrefix(runID, caseID string, rep int) string {
+	return fmt.Sprintf("pslab-%s-c%s-r%d", runID, sanitize(caseID), rep)
 }
 
 func sanitize(id string) string {

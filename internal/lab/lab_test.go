@@ -1,11 +1,14 @@
 package lab
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"pslab/internal/brokers/nats"
 	"pslab/internal/driver"
 	"pslab/internal/load"
 	"pslab/internal/results"
@@ -90,7 +93,7 @@ func TestDeliveryWindowFollowsTheLink(t *testing.T) {
 	c := scenario.Defaults()
 	c.Subscribers, c.Size = 100, 100
 	c.Subscription, c.Delivery, c.Ack = scenario.Durable, scenario.Persistent, scenario.AckAuto
-	nats := &driver.NATS{}
+	nats := &nats.Driver{}
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
 	w, wait := wifi.deliveryFlow(c, nats)
@@ -118,7 +121,7 @@ func TestCoreNATSIsTCPBoundedOnlyWhenUnshaped(t *testing.T) {
 	c := scenario.Defaults()
 	c.Publishers, c.Size = 1, 100
 	c.Subscription, c.Delivery, c.Ack = scenario.NonDurable, scenario.NonPersistent, scenario.AckAuto
-	nats := &driver.NATS{}
+	nats := &nats.Driver{}
 	wire := &network{profile: netem.Profile{Name: "wireline"}}
 	wifi := &network{profile: netem.Profile{Name: "wifi", RateKbit: 1000, LossPct: 3}}
 	assert.Equal(t, driver.TCPBoundedWindow, wire.publishWindow(c, nats), "core NATS unshaped: TCP backpressure only")
@@ -165,4 +168,27 @@ func TestMakePlanHonoursCaseBrokers(t *testing.T) {
 	s.Cases = []scenario.Case{prop}
 	_, err = MakePlan(s, Options{})
 	assert.ErrorContains(t, err, `unknown broker "rabbit"`)
+}
+
+// TestSkipUnsupportedLeavesOutWhatABrokerRefuses: with SkipUnsupported a
+// case a broker cannot express is not run there, with the reason as a
+// note, and still runs on the brokers that can.
+func TestSkipUnsupportedLeavesOutWhatABrokerRefuses(t *testing.T) {
+	prop := scenario.Defaults()
+	prop.ID = "prop"
+	prop.Filter, prop.FilterForm, prop.Values, prop.Matching = scenario.FilterProperty, scenario.FormSimple, 1, 1
+	plain := scenario.Defaults()
+	plain.ID = "plain"
+	s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{"nats", "artemis"}, Networks: []string{"wireline"}, Reps: 1,
+		Cases: []scenario.Case{prop, plain}}
+	_, err := MakePlan(s, Options{})
+	assert.ErrorContains(t, err, "routes by subject only", "refused without the option")
+	p, err := MakePlan(s, Options{SkipUnsupported: true})
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.Units(), "prop on artemis only, plain on both")
+	assert.True(t, p.Cases[0].ForBroker("artemis"))
+	assert.False(t, p.Cases[0].ForBroker("nats"))
+	assert.Contains(t, strings.Join(p.Notes, "\n"), "case prop not run on nats: nats: filter property")
+	_, err = MakePlan(s, Options{SkipUnsupported: true, Brokers: []string{"nats"}, Cases: func(id string) bool { return id == "prop" }})
+	assert.ErrorContains(t, err, "no case of t.yaml runs on nats")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"pslab/internal/broker"
+	"pslab/internal/brokers/nats"
 	"pslab/internal/driver"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
@@ -28,7 +29,7 @@ func TestReviveBrokerRestartsADeadBroker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test (a nats-server child) skipped in -short mode")
 	}
-	n := broker.NewNATS(broker.NATSConfig{})
+	n := nats.NewServer(nats.ServerConfig{})
 	ep, err := n.Start(context.Background(), broker.LoopbackHost{})
 	require.NoError(t, err)
 	defer n.Stop(context.Background())
@@ -112,7 +113,7 @@ func TestUnansweringBrokerIsRestarted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits 10 s between purges")
 	}
-	n := broker.NewNATS(broker.NATSConfig{})
+	n := nats.NewServer(nats.ServerConfig{})
 	_, err := n.Start(context.Background(), broker.LoopbackHost{})
 	require.NoError(t, err)
 	defer n.Stop(context.Background())

@@ -5,7 +5,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"pslab/internal/broker"
 	"pslab/internal/scenario"
 	"pslab/netem"
 )
@@ -69,14 +68,15 @@ func checkLimits(p Plan, o Options) []string {
 	var problems []string
 	for _, b := range p.Brokers {
 		_, external := o.URLs[b]
+		d, _ := o.registry().Lookup(b)
 		for _, c := range p.Cases {
 			if !c.ForBroker(b) {
 				continue
 			}
 			conns := c.Publishers + c.Subscribers
-			if b == "nats" && !external && conns > broker.NATSMaxConn-descriptorsBase {
-				problems = append(problems, fmt.Sprintf("%s: case %s on nats: %d connections (%d publishers + %d subscribers); the embedded nats-server accepts at most %d",
-					c.Where(), c.ID, conns, c.Publishers, c.Subscribers, broker.NATSMaxConn-descriptorsBase))
+			if d.MaxConns > 0 && !external && conns > d.MaxConns-descriptorsBase {
+				problems = append(problems, fmt.Sprintf("%s: case %s on %s: %d connections (%d publishers + %d subscribers); the %s broker pslab starts accepts at most %d",
+					c.Where(), c.ID, b, conns, c.Publishers, c.Subscribers, b, d.MaxConns-descriptorsBase))
 				continue
 			}
 			if need := uint64(conns + descriptorsBase); lim.Cur > 0 && need > lim.Cur {

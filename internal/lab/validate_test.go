@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
 // TestUnknownBrokerAndNetworkBothReportedWithLines: both bad lists of a
@@ -54,9 +55,7 @@ func TestConnectionLimitsCheckedBeforeRunning(t *testing.T) {
 // TestHeldLabIsRefused: a lab name another run holds is refused before
 // anything runs (before: exit 1 after the suite header).
 func TestHeldLabIsRefused(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("lab locks live in /run")
-	}
+	testbroker.RequireRoot(t) // lab locks live in /run
 	name := "heldtest"
 	f, err := os.OpenFile("/run/pslab-"+name+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	require.NoError(t, err)

@@ -2,8 +2,6 @@ package load
 
 import (
 	"sync/atomic"
-
-	"pslab/internal/driver"
 )
 
 // subOverPubMax is how far a window's deliveries may exceed the deliveries
@@ -11,49 +9,6 @@ import (
 // steady state they are equal, up to the messages in transit at the
 // window's two ends.
 const subOverPubMax = 1.10
-
-// Accounting is how the deliveries still due at the end of the drain were
-// told apart (backlog, in flight, lost), how the drain ended, and whether
-// the warm-up reached a steady state.
-type Accounting struct {
-	// Held is what the broker said it still held (nil when it could not
-	// be asked; then Lost may include backlog and HeldError says why).
-	Held      *driver.Held `json:"held,omitempty"`
-	HeldError string       `json:"held_error,omitempty"`
-	// ReceivedAtHeld is the deliveries received when the broker had
-	// answered (to compare with Held.Parsed).
-	ReceivedAtHeld int64 `json:"received_at_held,omitempty"`
-	// ClientPending and ClientDropped are the subscribers' client
-	// libraries' own counts (driver.ClientHeldReporter).
-	ClientPending int64 `json:"client_pending,omitempty"`
-	ClientDropped int64 `json:"client_dropped,omitempty"`
-	// ToBrokerSends counts the publishers' sends the broker had not
-	// received when the drain ended (driver.UnreceivedReporter; asked
-	// only when the drain's bound cut the publishers' flush), and
-	// ToBrokerError why some publishers could not say (their sends then
-	// count as lost).
-	ToBrokerSends int64  `json:"to_broker_sends,omitempty"`
-	ToBrokerError string `json:"to_broker_error,omitempty"`
-	// ToBrokerUnrouted: the publishers could not say, and the deliveries
-	// due for sends on their way to the broker are those due that the
-	// broker had not routed to the case's queues (Held.Routed; unrouted).
-	// ToBrokerSends is then 0: the broker counts deliveries, not sends.
-	// DueInDoubt, the deliveries due for the publishers' sends in doubt,
-	// is taken off it: those may never arrive (to broker is then a lower
-	// bound).
-	ToBrokerUnrouted bool   `json:"to_broker_unrouted,omitempty"`
-	DueInDoubt       int64  `json:"due_in_doubt,omitempty"`
-	Drain            Drain  `json:"drain"`
-	Steady           Steady `json:"steady"`
-	// SubOverPub is the window's deliveries over the deliveries due for the
-	// messages sent in it (replication included); above subOverPubMax the
-	// window was delivering an earlier backlog.
-	SubOverPub float64 `json:"sub_over_pub"`
-	// SubExceedsPub: SubOverPub > subOverPubMax.
-	SubExceedsPub bool `json:"sub_exceeds_pub,omitempty"`
-
-	WarmupS float64 `json:"-"` // copied to Result.WarmupS
-}
 
 // Split divides the deliveries still due (missing) into in flight (what
 // the client libraries hold), backlog (what the broker holds, by its own
@@ -93,4 +48,74 @@ func (r *run) account(res *Result) {
 	}
 	res.WarmupS = a.WarmupS
 	res.Accounting = &a
+}
+
+// The counts the accounting is made of, read from the clients' states:
+// what the publishers sent, what the subscribers received, and what was
+// due to whom (by topic and filtered value). The drain, the faults and
+// the publishers read them too.
+
+// sent is every publisher's sends so far.
+func (r *run) sent() int64 {
+	var n int64
+	for _, p := range r.pubs {
+		n += p.sent.Load()
+	}
+	return n
+}
+
+// received is every subscriber's distinct deliveries so far.
+func (r *run) received() int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.distinct.Load()
+	}
+	return n
+}
+
+// expected deliveries: each subscriber is due every message of its topic
+// whose selector or filter value it selects. Valid once publishers have
+// stopped.
+func (r *run) expected() int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += r.expectedFor(s)
+	}
+	return n
+}
+
+// dueFrom is the deliveries due for every message p sent.
+func (r *run) dueFrom(p *pubState) int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.dueOf(p.sentTo[s.topic])
+	}
+	return n
+}
+
+// expectedFor is the deliveries due to s for every message sent.
+func (r *run) expectedFor(s *subState) int64 {
+	return r.dueFor(s, func(p *pubState) [][]atomic.Int64 { return p.sentTo })
+}
+
+// dueFor counts the deliveries due to s among the messages counted by
+// sent (per publisher, topic and filtered value).
+func (r *run) dueFor(s *subState, sent func(p *pubState) [][]atomic.Int64) int64 {
+	var n int64
+	for _, p := range r.pubs {
+		n += s.dueOf(sent(p)[s.topic])
+	}
+	return n
+}
+
+// dueOf is the deliveries due to s among messages of its topic counted by
+// filtered value.
+func (s *subState) dueOf(counts []atomic.Int64) int64 {
+	var n int64
+	for v := range counts {
+		if s.accepts(v) {
+			n += counts[v].Load()
+		}
+	}
+	return n
 }

@@ -29,28 +29,6 @@ const (
 	wireOverhead = 100
 )
 
-// Drain reasons.
-const (
-	DrainComplete  = "complete"  // every due delivery arrived
-	DrainStalled   = "stalled"   // nothing arrived for the stall bound
-	DrainBound     = "bound"     // the drain's upper bound ran out
-	DrainCancelled = "cancelled" // the run was interrupted
-)
-
-// Drain is how the drain went.
-type Drain struct {
-	S      float64 `json:"s"`       // from the window's end (publishers' flush included)
-	Ended  string  `json:"ended"`   // DrainComplete, DrainStalled, DrainBound, DrainCancelled
-	StallS float64 `json:"stall_s"` // the no-progress bound when it ended
-	BoundS float64 `json:"bound_s"` // the upper bound
-	// FlushS is how long after the window's end every publisher's sends
-	// were confirmed by the broker (or the flush was cut); FlushCut says
-	// the drain's upper bound cut a flush: sends the broker never
-	// confirmed may then be counted as lost.
-	FlushS   float64 `json:"flush_s"`
-	FlushCut bool    `json:"flush_cut,omitempty"`
-}
-
 // maxDrain is how far beyond the case's drain the flush and the drain may
 // go (Config.MaxDrain, default DefaultMaxDrain).
 func (r *run) maxDrain() time.Duration {

@@ -34,38 +34,6 @@ type Injector interface {
 // Injector for a fault that needs one.
 var ErrNoInjector = errors.New("no fault injector for this network and broker")
 
-// FaultResult is one scheduled fault as it happened.
-type FaultResult struct {
-	scenario.Fault
-	// StartS and EndS are when it was applied and when it had been undone
-	// (the link restored, the broker accepting clients, the subscribers
-	// subscribed again), in seconds since the warm-up began: the origin of
-	// the per-second series.
-	StartS float64 `json:"start_s"`
-	EndS   float64 `json:"end_s"`
-	Detail string  `json:"detail,omitempty"`
-	Error  string  `json:"error,omitempty"`
-	// DueWhile counts the deliveries due to the affected subscribers for
-	// messages published from StartS to EndS.
-	DueWhile int64 `json:"due_while"`
-	// Reconnected counts client connections that came back after losing
-	// their connection in this fault (for subscriber-disconnect: the
-	// subscribers connected again), NotReconnected those that did not;
-	// ReconnectS is the longest time from the fault's end (or, for
-	// subscriber-disconnect, from the start of connecting again) until a
-	// client was usable.
-	Reconnected    int     `json:"reconnected"`
-	NotReconnected int     `json:"not_reconnected,omitempty"`
-	ReconnectS     float64 `json:"reconnect_s"`
-	// Backlog counts distinct deliveries, after the fault ended, of
-	// messages published before it ended (for subscriber-disconnect, it
-	// ends for a subscriber when that subscriber starts subscribing
-	// again); CatchupS is from the fault's end to the last of them (0 with
-	// no backlog).
-	Backlog  int64   `json:"backlog"`
-	CatchupS float64 `json:"catchup_s"`
-}
-
 // checkFaults refuses a schedule the run cannot apply, before connecting.
 func (r *run) checkFaults() error {
 	for _, f := range r.cfg.Case.Faults {

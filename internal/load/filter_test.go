@@ -3,17 +3,15 @@ package load
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"pslab/internal/broker"
+	"pslab/internal/brokers/artemis"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
 // filterCase is a rate-limited filter case (no slow-consumer losses on a
@@ -125,30 +123,11 @@ func TestTopicRoundRobinOnEmbeddedNATS(t *testing.T) {
 	assert.Zero(t, n.Unexpected)
 }
 
-// startArtemisForLoad starts a test Artemis instance of its own (ports
-// 61913/61916), or skips when Artemis is not installed.
+// startArtemisForLoad starts a test Artemis instance of its own, or skips
+// when Artemis is not installed.
 func startArtemisForLoad(t *testing.T) driver.Driver {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("artemis integration test skipped in -short mode")
-	}
-	a := broker.NewArtemis(broker.ArtemisConfig{Instance: "test-load", Port: 61913, CorePort: 61916, HeapMB: 512})
-	if !a.Installed() {
-		if _, err := os.Stat(filepath.Join(a.HomeDir(), "bin", "artemis")); err != nil {
-			t.Skipf("Artemis is not installed (%v): run `go run ./cmd/pslab broker install artemis`", err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		require.NoError(t, a.Install(ctx, nil))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ep, err := a.Start(ctx, broker.LoopbackHost{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = a.Stop(context.Background()) })
-	d, err := driver.NewSTOMP(ep)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = d.Close() })
+	_, _, d := testbroker.RunArtemis(t, artemis.ArtemisConfig{Instance: "test-load", HeapMB: 512})
 	return d
 }
 

@@ -6,18 +6,6 @@ import (
 	"time"
 )
 
-// Interruption says that a case run was cut short by its context (the
-// user's SIGINT or SIGTERM): the numbers of its Result cover only what was
-// measured before, and are no result of the case.
-type Interruption struct {
-	// Phase the run was in when it was interrupted: "warmup", "window" or
-	// "drain".
-	Phase string `json:"phase"`
-	// WindowMeasuredS is how much of the measurement window had passed
-	// (0 in the warm-up, the whole window in the drain).
-	WindowMeasuredS float64 `json:"window_measured_s"`
-}
-
 // interruptWatch notes when ctx ends, in the epoch's clock.
 type interruptWatch struct {
 	ctx  context.Context

@@ -66,106 +66,6 @@ type Progress struct {
 	Received int64
 }
 
-// Counts are exact delivery counts of one case (replication grade: one
-// expected delivery per matching subscriber per message).
-type Counts struct {
-	Sent             int64 `json:"sent"`               // messages published, all phases
-	SentInWindow     int64 `json:"sent_in_window"`     // stamped inside the window
-	Expected         int64 `json:"expected"`           // deliveries due for what was sent
-	Received         int64 `json:"received"`           // distinct deliveries by the end of drain
-	ReceivedInWindow int64 `json:"received_in_window"` // distinct deliveries received inside the window
-	Late             int64 `json:"late"`               // distinct deliveries received after the window closed
-	Lost             int64 `json:"lost"`               // due, not received, held nowhere (see Backlog)
-	Duplicated       int64 `json:"duplicated"`
-	Reordered        int64 `json:"reordered"`
-	Redelivered      int64 `json:"redelivered"`   // flagged as redelivered by the broker
-	DecodeErrors     int64 `json:"decode_errors"` // bodies that failed full decoding
-	Unexpected       int64 `json:"unexpected"`    // deliveries that no subscriber should have had
-	PublishErrors    int64 `json:"publish_errors"`
-	// InDoubt counts sends a publisher's connection lost before the broker
-	// confirmed them, or whose confirmation came back as an error (they may
-	// or may not have been stored); Resent counts
-	// messages a client library sent again after reconnecting. Both come
-	// from drivers that reconnect by themselves (driver.ConnReporter).
-	InDoubt int64 `json:"in_doubt,omitempty"`
-	Resent  int64 `json:"resent,omitempty"`
-	// Lost counts deliveries due, not received, and held nowhere: not
-	// queued at the broker (Backlog) nor in the client library (InFlight).
-	// Records without an accounting block (Result.Accounting, older
-	// pslab) have Expected - Received there, which may include backlog.
-	// Backlog counts deliveries due, not received, that the broker still
-	// held for the case's subscriptions when the drain ended, by its own
-	// count (driver.HeldReporter); not lost. InFlight counts those the
-	// client library had received but not yet handed over. Dropped counts
-	// messages the client library discarded as a slow consumer (part of
-	// Lost). DueInWindow counts the deliveries due for messages sent inside
-	// the window: the latency statistics cover those of them that arrived.
-	Backlog  int64 `json:"backlog,omitempty"`
-	InFlight int64 `json:"in_flight,omitempty"`
-	// ToBroker counts deliveries due for sends still on their way to the
-	// broker when the drain ended (Accounting.ToBrokerSends, each send
-	// weighted by its publisher's deliveries per send); not lost.
-	ToBroker    int64 `json:"to_broker,omitempty"`
-	Dropped     int64 `json:"dropped,omitempty"`
-	DueInWindow int64 `json:"due_in_window,omitempty"`
-}
-
-// Result is what one case run measured.
-type Result struct {
-	Start   time.Time `json:"start"`
-	Connect float64   `json:"connect_s"` // connection set-up, excluded from measurement
-	// PubTput and SubTput are sums over clients of each one's mean msgs/s in
-	// the window (the paper's definition).
-	PubTput float64                `json:"pub_tput"`
-	SubTput float64                `json:"sub_tput"`
-	Latency metrics.LatencySummary `json:"latency"`
-	Counts  Counts                 `json:"counts"`
-	// Per-second series from the start of the warm-up: messages published
-	// and delivered (distinct) in each second.
-	PubSeries []int64 `json:"pub_series"`
-	SubSeries []int64 `json:"sub_series"`
-	// DrainComplete: every expected delivery arrived before the drain ended.
-	DrainComplete bool `json:"drain_complete"`
-	// WarmupS is the warm-up as run (it ends when the delivery rate has
-	// levelled off, see steady.go); the window starts after it.
-	WarmupS float64 `json:"warmup_s"`
-	// Accounting says how the drain ended, what the broker still held and
-	// whether the warm-up reached a steady state.
-	Accounting *Accounting `json:"accounting,omitempty"`
-	// CloseS is how long closing every connection took; Unclosed counts
-	// those still closing when the bound (closeBound) ran out, left to
-	// finish in the background.
-	CloseS  float64 `json:"close_s"`
-	Aborted bool    `json:"aborted,omitempty"` // dropped, not closed (Config.AbortAtEnd)
-	// InFlightStalls counts times a publisher at the case's in_flight bound
-	// InFlightPeak is the most deliveries pending right after a publisher
-	// passed the bound (it may exceed it by one message per publisher).
-	InFlightPeak int64 `json:"in_flight_peak,omitempty"`
-	// went on because no delivery had arrived for a second (see inFlight).
-	InFlightStalls int64  `json:"in_flight_stalls,omitempty"`
-	Unclosed       int    `json:"unclosed,omitempty"`
-	FirstError     string `json:"first_error,omitempty"`
-	// Pacer is what the open-loop pacer did (a case with a rate; pacer.go).
-	Pacer *PacerStats `json:"pacer,omitempty"`
-	// Faults are the case's scheduled faults as they happened.
-	Faults []FaultResult `json:"faults,omitempty"`
-	// ClientOutages counts times a client connection was lost and the
-	// driver noticed; UnexplainedOutages those that no scheduled fault
-	// explains (the link or broker dropped a connection by itself).
-	ClientOutages      int `json:"client_outages,omitempty"`
-	UnexplainedOutages int `json:"unexplained_outages,omitempty"`
-	// OutageCauses counts the client outages by the cause the client
-	// reported ("unknown" when it gave none): a write deadline of the
-	// client, the broker closing the connection, the link.
-	OutageCauses map[string]int `json:"outage_causes,omitempty"`
-
-	// Interrupted: the run was cut short (SIGINT/SIGTERM); the numbers
-	// cover only what was measured and are not a result of the case.
-	Interrupted *Interruption `json:"interrupted,omitempty"`
-
-	Histogram *metrics.Histogram `json:"-"`
-}
-
 // Run executes one case. Connection failures abort it with an error;
 // failures during the window are counted and reported in the result. The
 // caller purges the prefix afterwards (durable subscriptions included).
@@ -201,6 +101,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	iw := watchInterrupt(ctx)
 	res := r.measure(ctx)
 	res.Interrupted = iw.of(r)
+	if p, ok := cfg.Driver.(driver.Promiser); ok {
+		res.Promises = p.Promises(f)
+	}
 	res.Connect = res.Start.Sub(connectStart).Seconds()
 	closeStart := time.Now()
 	// Disconnect only: durable subscriptions stay on the broker, and the
@@ -430,68 +333,6 @@ func (r *run) phase() string {
 		return "window"
 	}
 	return "drain"
-}
-
-func (r *run) sent() int64 {
-	var n int64
-	for _, p := range r.pubs {
-		n += p.sent.Load()
-	}
-	return n
-}
-
-func (r *run) received() int64 {
-	var n int64
-	for _, s := range r.subs {
-		n += s.distinct.Load()
-	}
-	return n
-}
-
-// expected deliveries: each subscriber is due every message of its topic
-// whose selector or filter value it selects. Valid once publishers have
-// stopped.
-func (r *run) expected() int64 {
-	var n int64
-	for _, s := range r.subs {
-		n += r.expectedFor(s)
-	}
-	return n
-}
-
-// dueFrom is the deliveries due for every message p sent.
-func (r *run) dueFrom(p *pubState) int64 {
-	var n int64
-	for _, s := range r.subs {
-		n += s.dueOf(p.sentTo[s.topic])
-	}
-	return n
-}
-
-func (r *run) expectedFor(s *subState) int64 {
-	return r.dueFor(s, func(p *pubState) [][]atomic.Int64 { return p.sentTo })
-}
-
-// dueFor counts the deliveries due to s among the messages counted by
-// sent (per publisher, topic and filtered value).
-func (r *run) dueFor(s *subState, sent func(p *pubState) [][]atomic.Int64) int64 {
-	var n int64
-	for _, p := range r.pubs {
-		n += s.dueOf(sent(p)[s.topic])
-	}
-	return n
-}
-
-// dueOf is the deliveries due to s among messages of its topic counted by
-// filtered value.
-func (s *subState) dueOf(counts []atomic.Int64) int64 {
-	var n int64
-	for v := range counts {
-		if s.accepts(v) {
-			n += counts[v].Load()
-		}
-	}
-	return n
 }
 
 // closeBound caps how long a case waits for its connections to close: a

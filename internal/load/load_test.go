@@ -8,28 +8,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"pslab/internal/broker"
-	"pslab/internal/driver"
+	"pslab/internal/brokers/nats"
 	"pslab/internal/scenario"
+	"pslab/internal/testbroker"
 )
 
-func TestMain(m *testing.M) { broker.RunTests(m) }
-
-// startNATS starts the embedded nats-server child on loopback.
-func startNATS(t *testing.T) *driver.NATS {
+// startNATS starts an in-process nats-server with pslab's settings and
+// opens the driver on it (hermetic: no child process, no root).
+func startNATS(t *testing.T) *nats.Driver {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test (a nats-server child) skipped in -short mode")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	b := broker.NewNATS(broker.NATSConfig{StoreDir: t.TempDir()})
-	ep, err := b.Start(ctx, broker.LoopbackHost{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Stop(context.Background()) })
-	d, err := driver.NewNATS(ctx, ep)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = d.Close() })
+	d, _ := testbroker.NATSDriver(t)
 	return d
 }
 

@@ -38,24 +38,6 @@ type pacer struct {
 	lagSum float64
 }
 
-// PacerStats is what an open-loop case's pacers did (Result.Pacer).
-// Released counts the messages released and Wakes the wake-ups that
-// released some (summed over publishers), MaxBatch the most one publisher
-// released at one wake-up. LagMeanMs and LagMaxMs are how late messages
-// were released after their due time (from the wake-up's clock reading:
-// the message left at or after it): latency, counted from the due time,
-// includes this lag. About half a tick on average is the pacer's own; a
-// lag well above the tick means the publishers fell behind their schedule
-// (the client's CPU or flow control held them).
-type PacerStats struct {
-	TickUs    float64 `json:"tick_us"`
-	Released  int64   `json:"released"`
-	Wakes     int64   `json:"wakes"`
-	MaxBatch  int64   `json:"max_batch"`
-	LagMeanMs float64 `json:"lag_mean_ms"`
-	LagMaxMs  float64 `json:"lag_max_ms"`
-}
-
 // newPacer paces rate messages per second from start (epoch ns) with
 // wake-ups on a grid of tick, on the process's monotonic clock.
 func newPacer(start int64, rate float64, tick time.Duration) *pacer {

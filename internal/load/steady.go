@@ -20,19 +20,6 @@ const (
 	minSteadySpan   = 250 * time.Millisecond
 )
 
-// Steady is how the warm-up ended.
-type Steady struct {
-	Levelled bool `json:"levelled"`
-	// SpanS is the span the rates were counted over; RateBefore and
-	// RateAfter are the delivery rates (msgs/s) of the last two spans of the
-	// warm-up.
-	SpanS      float64 `json:"span_s"`
-	RateBefore float64 `json:"rate_before"`
-	RateAfter  float64 `json:"rate_after"`
-	// Why says why the rate was not checked, or did not level off.
-	Why string `json:"why,omitempty"`
-}
-
 // steadySpan is the span the warm-up's delivery rate is counted over.
 func steadySpan(warmup time.Duration) time.Duration {
 	return max(min(time.Second, warmup/2), minSteadySpan)

@@ -33,6 +33,53 @@ func MeanCI95(xs []float64) (mean, halfWidth float64) {
 		ss += d * d
 	}
 	sd := math.Sqrt(ss / float64(n-1))
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
-	return mean, t * sd / math.Sqrt(float64(n))
+	return mean, T975(n-1) * sd / math.Sqrt(float64(n))
+}
+
+// StudentT is Student's t distribution with df degrees of freedom (the
+// normal for df = +Inf). pslab's one implementation of it: confidence
+// intervals here, the report's tests, the repetition planner.
+func StudentT(df float64) distuv.StudentsT {
+	if math.IsInf(df, 1) {
+		df = 1e9
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
+}
+
+// T975 is the 0.975 quantile of Student's t with df degrees of freedom:
+// the factor of a two-sided 95 % confidence interval.
+func T975(df int) float64 { return StudentT(float64(df)).Quantile(0.975) }
+
+// CV is the coefficient of variation of xs: the sample standard deviation
+// over the mean. ok is false for fewer than two values or a mean of 0 or
+// less.
+func CV(xs []float64) (cv float64, ok bool) {
+	if len(xs) < 2 {
+		return 0, false
+	}
+	var mean float64
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if mean <= 0 {
+		return 0, false
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss/float64(len(xs)-1)) / mean, true
+}
+
+// RepsFor is the fewest repetitions n (from first up to limit) whose 95 %
+// confidence half-width, T975(n-1) * cv / sqrt(n), is within ci of the
+// mean (ci a fraction, e.g. 0.05), for a between-repetition coefficient
+// of variation cv; limit when none is.
+func RepsFor(cv, ci float64, first, limit int) int {
+	n := max(first, 2)
+	for n < limit && T975(n-1)*cv/math.Sqrt(float64(n)) > ci {
+		n++
+	}
+	return n
 }

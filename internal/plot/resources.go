@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/report"
 	"pslab/internal/results"
 )
@@ -116,7 +116,7 @@ func (f *faultBands) Plot(c draw.Canvas, p *gplot.Plot) {
 // drawWindowAndFaults marks the measurement window with dashed lines and
 // shades each fault from when it was applied to when it was undone,
 // labelled with its kind when label is set.
-func drawWindowAndFaults(c draw.Canvas, x func(float64) vg.Length, windowStart, windowEnd float64, faults []load.FaultResult, label bool) {
+func drawWindowAndFaults(c draw.Canvas, x func(float64) vg.Length, windowStart, windowEnd float64, faults []record.FaultResult, label bool) {
 	win := dashed(grey, 1)
 	for _, t := range []float64{windowStart, windowEnd} {
 		c.StrokeLine2(win, x(t), c.Min.Y, x(t), c.Max.Y)

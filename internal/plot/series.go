@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/report"
 	"pslab/internal/scenario"
 )
@@ -133,7 +133,7 @@ type seriesLines struct {
 func (s *seriesLines) Plot(c draw.Canvas, p *gplot.Plot) {
 	x, y := p.Transforms(&c)
 	// Faults of the first repetition (they are scheduled alike in all).
-	var faults []load.FaultResult
+	var faults []record.FaultResult
 	if len(s.g.Records) > 0 {
 		faults = s.g.Records[0].Result.Faults
 	}

@@ -9,6 +9,7 @@ import (
 
 	"pslab/internal/load"
 	"pslab/internal/metrics"
+	"pslab/internal/record"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -114,9 +115,9 @@ func TestAckPairsOnDifferentMechanismsLeftOut(t *testing.T) {
 	t.Fatal("claim missing")
 }
 
-// The report states that NATS selectors are subject routing when NATS
-// selector records say so, and prints each tested item's p-value and
-// evidence.
+// The report states a broker's caveat (that NATS selectors are subject
+// routing) when that broker's records' mechanism says so, and prints each
+// tested item's p-value and evidence.
 func TestMarkdownStatesNATSSelectorsAndPValues(t *testing.T) {
 	f := scenario.Factors{Publishers: 1, Subscribers: 1, Topics: 1, Model: scenario.OneToOne, Subscription: scenario.NonDurable,
 		Delivery: scenario.NonPersistent, Ack: scenario.AckAuto, Body: scenario.BodyBytes, Size: 2048}
@@ -128,6 +129,7 @@ func TestMarkdownStatesNATSSelectorsAndPValues(t *testing.T) {
 	}
 	write := func(mech string) string {
 		d := Build(replicate([]results.Record{rec("1", f, 1000, "core NATS subscription"), rec("2", g, 100, mech)}))
+		d.Caveats = []record.Caveat{{Broker: "nats", Mechanism: "selector as subject", Text: "NATS has no message selectors"}}
 		var b strings.Builder
 		require.NoError(t, WriteMarkdown(&b, d, EvaluateClaims(d), []string{"x"}))
 		return b.String()

@@ -218,15 +218,20 @@ func itemMark(it Item) string {
 	return "✗"
 }
 
-// natsSubjectSelectors: some NATS record ran a selector case as subject
-// routing (its mechanism says so).
-func natsSubjectSelectors(d *Dataset) bool {
-	for _, g := range d.Groups {
-		for _, r := range g.Records {
-			if g.Broker == "nats" && g.Factors.Selector && strings.Contains(r.Mechanism, "selector as subject") {
-				return true
+// caveatTexts are the texts of the brokers' caveats (Dataset.Caveats)
+// that concern some record, each once, in the caveats' order.
+func caveatTexts(d *Dataset) []string {
+	var out []string
+	for _, c := range d.Caveats {
+	groups:
+		for _, g := range d.Groups {
+			for _, r := range g.Records {
+				if c.Applies(g.Broker, r.Mechanism) {
+					out = append(out, c.Text)
+					break groups
+				}
 			}
 		}
 	}
-	return false
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"pslab/internal/metrics"
+	"pslab/internal/record"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -92,6 +93,11 @@ type Dataset struct {
 	// Interrupted counts records of interrupted case runs: left out, they
 	// are neither results nor failed repetitions.
 	Interrupted int
+
+	// Caveats are the brokers' notes on what their records mean (their
+	// descriptors' Caveats, set by the caller): the report prints those
+	// that concern some record.
+	Caveats []record.Caveat
 }
 
 // Build aggregates records. It does no I/O.

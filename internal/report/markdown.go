@@ -70,8 +70,8 @@ func (m *mdWriter) claims(d *Dataset, claims []Claim) {
 	m.p("")
 	m.p("Each of the paper's qualitative conclusions, evaluated on the paper's own printed values (a check that the rule says what the paper's numbers say: single numbers, judged by ±%.0f %%, (k/n) = k of n comparisons agree, a claim holds when more than half agree) and on each broker's measurements, where every comparison is a test on the repetitions at the %.0f %% level: \"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin. An item holds, does not hold (significant the other way, or equivalent where a difference was claimed), or is inconclusive; a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. Each item prints its p-value and its repetitions and deliveries per record. Flagged: comparisons involving records with flags (see the suite sections).", 100*Tolerance, 100*Alpha, 100*Tolerance)
 	m.p("")
-	if natsSubjectSelectors(d) {
-		m.p("NATS has no message selectors: on NATS a \"selector\" is subject routing (the publisher puts the selector value in the subject, the subscriber subscribes to the subjects of its values), so the broker has no matching step to pay for. The selector claims measure routing there, not filtering.")
+	for _, text := range caveatTexts(d) {
+		m.p("%s", text)
 		m.p("")
 	}
 	cols := append([]string{"claim", "paper's values"}, d.Brokers...)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"pslab/internal/metrics"
 )
 
 // Alpha is the significance level of every test behind a claim or a
@@ -64,14 +64,6 @@ func NewContrast(samples [][]float64, coef []float64) (Contrast, error) {
 	return c, nil
 }
 
-// tDist is Student's t with df degrees of freedom (the normal for df = ∞).
-func tDist(df float64) distuv.StudentsT {
-	if math.IsInf(df, 1) {
-		df = 1e9
-	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
-}
-
 // PAbove is the one-sided p-value of H0: true value ≤ t against H1: > t.
 func (c Contrast) PAbove(t float64) float64 {
 	if c.SE == 0 {
@@ -80,7 +72,7 @@ func (c Contrast) PAbove(t float64) float64 {
 		}
 		return 1
 	}
-	return tDist(c.DF).Survival((c.Est - t) / c.SE)
+	return metrics.StudentT(c.DF).Survival((c.Est - t) / c.SE)
 }
 
 // PBelow is the one-sided p-value of H0: true value ≥ t against H1: < t.
@@ -91,7 +83,7 @@ func (c Contrast) PBelow(t float64) float64 {
 		}
 		return 1
 	}
-	return tDist(c.DF).CDF((c.Est - t) / c.SE)
+	return metrics.StudentT(c.DF).CDF((c.Est - t) / c.SE)
 }
 
 // PTwoSided is the two-sided p-value of H0: true value = 0.
@@ -99,7 +91,7 @@ func (c Contrast) PTwoSided() float64 { return math.Min(1, 2*math.Min(c.PAbove(0
 
 // CI is the two-sided confidence interval at level 1-alpha.
 func (c Contrast) CI(alpha float64) (lo, hi float64) {
-	h := tDist(c.DF).Quantile(1-alpha/2) * c.SE
+	h := metrics.StudentT(c.DF).Quantile(1-alpha/2) * c.SE
 	return c.Est - h, c.Est + h
 }
 

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"pslab/internal/audit"
-	"pslab/internal/load"
 	"pslab/internal/metrics"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
-	"pslab/netem"
+	"pslab/netem/linkinfo"
 )
 
 // SchemaVersion of Record; bump on incompatible changes.
@@ -41,8 +41,8 @@ type Record struct {
 	Settings    Settings          `json:"settings"`
 
 	// Measured (absent when Error is set before measuring).
-	Result    *load.Result `json:"result,omitempty"`
-	Resources *Resources   `json:"resources,omitempty"`
+	Result    *record.Result `json:"result,omitempty"`
+	Resources *Resources     `json:"resources,omitempty"`
 	// Throughput: received, dispatched, overall, replication grade and the
 	// saturation verdict (absent when nothing was measured).
 	Throughput *Throughput `json:"throughput,omitempty"`
@@ -107,13 +107,13 @@ func SettingsOf(c scenario.Case) Settings {
 
 // Network is the link a case ran over.
 type Network struct {
-	Profile string              `json:"profile"`          // e.g. "wireline", "wifi-paper"
-	Path    string              `json:"path"`             // "namespaces" (through the emulating router) or "loopback" (no root) or "host-network" (--url)
-	Backend string              `json:"backend"`          // "none", "netem", "tbf+nftables", or "" on loopback
-	Spec    *netem.Profile      `json:"spec,omitempty"`   // the profile as configured
-	Link    *LinkOver           `json:"link,omitempty"`   // measured over the case: counters, rate, loss
-	Verify  *netem.Verification `json:"verify,omitempty"` // verification of the profile before the run
-	Remote  *RemotePath         `json:"remote,omitempty"` // a broker on another host: the path beyond the emulated hop
+	Profile string                 `json:"profile"`          // e.g. "wireline", "wifi-paper"
+	Path    string                 `json:"path"`             // "namespaces" (through the emulating router) or "loopback" (no root) or "host-network" (--url)
+	Backend string                 `json:"backend"`          // "none", "netem", "tbf+nftables", or "" on loopback
+	Spec    *linkinfo.Profile      `json:"spec,omitempty"`   // the profile as configured
+	Link    *LinkOver              `json:"link,omitempty"`   // measured over the case: counters, rate, loss
+	Verify  *linkinfo.Verification `json:"verify,omitempty"` // verification of the profile before the run
+	Remote  *RemotePath            `json:"remote,omitempty"` // a broker on another host: the path beyond the emulated hop
 	// Lab names the lab of a run with parallel labs (Settings.ConcurrentLabs).
 	Lab string `json:"lab,omitempty"`
 }
@@ -121,7 +121,7 @@ type Network struct {
 // LinkOver is what the emulated link did over a case: the counters'
 // deltas, or why they could not be read.
 type LinkOver struct {
-	*netem.Counters
+	*linkinfo.Counters
 	Error string `json:"error,omitempty"`
 }
 
@@ -150,6 +150,24 @@ type Resources struct {
 	// client and broker): another lab, any other process (100 = one core).
 	MachineCPUPct float64 `json:"machine_cpu_pct"`
 	OtherCPUPct   float64 `json:"other_cpu_pct"`
+
+	late record.LateKeys // resourcesLate keys the record it was read from lacked
+}
+
+// resourcesLate are Resources' keys younger than the first committed
+// records (records before machine load was measured lack both).
+var resourcesLate = []string{"machine_cpu_pct", "other_cpu_pct"}
+
+// UnmarshalJSON reads r and notes which late keys the JSON lacked.
+func (r *Resources) UnmarshalJSON(data []byte) error {
+	type plain Resources
+	return record.UnmarshalLate(data, (*plain)(r), &r.late, resourcesLate...)
+}
+
+// MarshalJSON writes r, leaving out the late keys its JSON lacked.
+func (r Resources) MarshalJSON() ([]byte, error) {
+	type plain Resources
+	return record.MarshalLate(plain(r), r.late, resourcesLate...)
 }
 
 // Versions of everything that produced the record.

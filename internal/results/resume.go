@@ -1,11 +1,7 @@
 package results
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // SupersededFile holds the records a resumed run replaced: failed or
@@ -50,40 +46,9 @@ func Unfinished(dir string) (finished []Record, unfinished int, err error) {
 // written first, so a kill in between leaves a record in both files, never
 // in none.
 func SetAsideUnfinished(dir string) error {
-	path := filepath.Join(dir, RecordsFile)
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	split, err := splitRecords(dir, func(r *Record) bool { return !r.Finished() })
 	if err != nil {
 		return err
 	}
-	var keep, aside bytes.Buffer
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var r Record
-		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, i+1, err)
-		}
-		dst := &keep
-		if !r.Finished() {
-			dst = &aside
-		}
-		dst.Write(line) // as written: fields of other versions are kept
-		dst.WriteByte('\n')
-	}
-	if aside.Len() == 0 {
-		return nil
-	}
-	sup := filepath.Join(dir, SupersededFile)
-	old, err := os.ReadFile(sup)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	if err := WriteAtomic(sup, append(old, aside.Bytes()...)); err != nil {
-		return err
-	}
-	return WriteAtomic(path, keep.Bytes())
+	return split.supersede()
 }

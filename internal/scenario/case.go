@@ -158,6 +158,10 @@ func (f Factors) DeriveModel() Model {
 	}
 }
 
+// DefaultBroker is the broker a scenario file that names none runs on
+// (the only broker name outside the broker packages).
+const DefaultBroker = "nats"
+
 // Suite is a parsed scenario file.
 type Suite struct {
 	Name     string

@@ -43,6 +43,10 @@ const (
 	AckAuto   AckMode = "auto"
 	AckDupsOK AckMode = "dups-ok"
 	AckClient AckMode = "client"
+	// AckExactlyOnce is MQTT's QoS 2 (PUBREC/PUBREL/PUBCOMP): every
+	// message delivered once and only once, across reconnects of a
+	// persistent session. Brokers without such a handshake refuse it.
+	AckExactlyOnce AckMode = "exactly-once"
 )
 
 // BodyType is the JMS message type whose codec builds the body.
@@ -115,7 +119,7 @@ var (
 	Models        = []Model{OneToOne, FewToMany, ManyToFew}
 	Subscriptions = []Subscription{Durable, NonDurable}
 	Deliveries    = []Delivery{Persistent, NonPersistent}
-	AckModes      = []AckMode{AckAuto, AckDupsOK, AckClient}
+	AckModes      = []AckMode{AckAuto, AckDupsOK, AckClient, AckExactlyOnce}
 	BodyTypes     = []BodyType{BodyBytes, BodyText, BodyMap, BodyStream, BodyObject}
 )
 

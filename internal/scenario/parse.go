@@ -111,7 +111,7 @@ func (p *parser) suite(data []byte, o Options) *Suite {
 		p.errorf(1, "empty scenario file")
 		return nil
 	}
-	s := &Suite{File: p.file, Brokers: []string{"nats"}, Networks: []string{"wireline"}, Reps: 1}
+	s := &Suite{File: p.file, Brokers: []string{DefaultBroker}, Networks: []string{"wireline"}, Reps: 1}
 	var defaults, quick []entry
 	var casesNode, sweepNode *yaml.Node
 	casesLine := 0

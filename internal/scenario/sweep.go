@@ -117,7 +117,7 @@ func SweepSuite(name string, base []Setting, vs []Vary) (*Suite, error) {
 			errs = append(errs, fmt.Errorf("--set %s=%s: %w", s.Key, s.Value, err))
 		}
 	}
-	s := &Suite{Name: name, File: c.File, Brokers: []string{"nats"}, Networks: []string{"wireline"}, Reps: 1}
+	s := &Suite{Name: name, File: c.File, Brokers: []string{DefaultBroker}, Networks: []string{"wireline"}, Reps: 1}
 	varied := map[string]bool{}
 	for _, v := range vs {
 		varied[v.Key] = true

@@ -6,5 +6,6 @@ package all
 import (
 	_ "pslab/internal/brokers/artemis"
 	_ "pslab/internal/brokers/fake"
+	_ "pslab/internal/brokers/mosquitto"
 	_ "pslab/internal/brokers/nats"
 )

@@ -32,6 +32,7 @@ func TestEveryBrokerIsComplete(t *testing.T) {
 		if !d.Simulated {
 			assert.NotEmpty(t, d.Schemes, n)
 			assert.NotNil(t, d.Probe, n)
+			assert.NotNil(t, d.Login, n)
 		}
 	}
 	_, err := brokers.Default.Get("rabbit")

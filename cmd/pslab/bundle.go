@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"pslab/internal/brokers"
+	"pslab/internal/lab"
+	"pslab/internal/report"
+	"pslab/internal/results"
+)
+
+func newBundleCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bundle",
+		Short: "Work on run bundles: set rows aside, where the wall time went, link bounds",
+		Long: `Commands over run bundles (a directory with records.jsonl, hist/ and
+records.superseded.jsonl): set case rows aside so a resumed run runs them
+again, sum where a run's wall time went, and set core NATS throughput
+against the bound of the emulated link.`,
+	}
+	cmd.AddCommand(newSetAsideCmd(), newWallTimeCmd(), newLinkBoundCmd(), newFramesCmd())
+	return cmd
+}
+
+func init() { rootCmd.AddCommand(newBundleCmd()) }
+
+func newSetAsideCmd() *cobra.Command {
+	var rows results.Rows
+	var cases, tag string
+	cmd := &cobra.Command{
+		Use:   "set-aside BUNDLE --broker B --network N --cases 15,16 --tag TAG",
+		Short: "Move every record of some case rows to records.superseded.jsonl, so a resumed run runs them again",
+		Long: `Set aside every record of the named case rows (cases of one broker over one
+network) of a bundle: the records move from records.jsonl to
+records.superseded.jsonl (appended, as written) and their histograms from
+hist/ to hist-superseded/TAG/, so that ` + "`pslab run --resume`" + ` runs those rows
+again from their first repetition. Whole rows are set aside, never single
+records, so that the choice cannot depend on a repetition's outcome.
+
+The superseded file is written before records.jsonl (each atomically), so
+a kill in between leaves a record in both files, never in none; a second
+call finds nothing left to move. Refuses, changing nothing (exit code 2),
+when a case matches no record or TAG's folder already holds one of the
+histograms.`,
+		Example: "  pslab bundle set-aside results/gaddah-kunz-repro/gaddah-kunz-set1 --broker nats --network wireline --cases 15,16 --tag old-accounting",
+		Args:    argsCheck(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, c := range strings.Split(cases, ",") {
+				if c = strings.TrimSpace(c); c != "" {
+					rows.Cases = append(rows.Cases, c)
+				}
+			}
+			if rows.Broker == "" || rows.Network == "" || len(rows.Cases) == 0 || tag == "" {
+				return badInputf("set-aside needs --broker, --network, --cases and --tag")
+			}
+			res, err := results.SetAside(args[0], rows, tag)
+			if err != nil {
+				return badInput(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "set aside %d record(s) of case(s) %s on %s over %s; %d histogram(s) to %s; %d record(s) kept\n",
+				res.Records, strings.Join(res.Cases, ","), rows.Broker, rows.Network, res.Histograms, res.HistDir, res.Kept)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&rows.Broker, "broker", "", "the rows' broker")
+	fl.StringVar(&rows.Network, "network", "", "the rows' network (profile)")
+	fl.StringVar(&cases, "cases", "", "comma-separated case ids, e.g. 15,16")
+	fl.StringVar(&tag, "tag", "", "folder under hist-superseded/ for the histograms")
+	return cmd
+}
+
+func newWallTimeCmd() *cobra.Command {
+	var total float64
+	cmd := &cobra.Command{
+		Use:   "wall-time RESULTS... [--total SECONDS]",
+		Short: "Where a run's wall time went, per broker and network and per phase",
+		Long: `Where a run's wall time went, from its records: per broker x network the
+number of case runs, their summed wall time and the mean per run, and per
+phase the time inside a run: waiting for an idle link, the purge before
+the case, connection set-up, warm-up and window, the drain and the rest of
+the load engine, closing (or dropping) the connections, and the purge
+after the case (which is outside wall_s). Records written before the
+phases were timed have no idle/purge split: it is then in "drain and
+rest". With --total (the run's own wall time), what the records do not
+explain is set-up between cases: link verification, broker start and
+stop, warm-up runs.`,
+		Example: "  pslab bundle wall-time results/gaddah-kunz-repro/gaddah-kunz-set1 --total 78279",
+		Args:    argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			recs, err := report.ReadRecords(args...)
+			if err != nil {
+				return badInput(err)
+			}
+			results.WriteWallTimes(cmd.OutOrStdout(), results.WallTimes(recs), total)
+			return nil
+		},
+	}
+	cmd.Flags().Float64Var(&total, "total", 0, "the run's own wall time in seconds, to show what happened between case runs")
+	return cmd
+}
+
+func newLinkBoundCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "link-bound RESULTS...",
+		Short: "Subscriber throughput against the bound of the emulated link, per record",
+		Long: `For each record over an emulated link, the most messages per second the
+link can carry: the TCP goodput the profile's verification measured before
+the run (payload bytes per second, with the profile's loss) over the bytes
+one message puts on the link, the publish to the broker and the delivery
+to a subscriber, as the record's broker frames them on its case's own
+subject (each broker's descriptor says; a broker that cannot say is
+refused). On a half-duplex profile both share one budget, on a
+full-duplex one the slower direction bounds. Prints each repetition's
+subscriber throughput, the bound and their ratio, and the mean ratio.`,
+		Example: "  pslab bundle link-bound results/wifi-link-bound",
+		Args:    argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			recs, err := report.ReadRecords(args...)
+			if err != nil {
+				return badInput(err)
+			}
+			return writeLinkBounds(cmd, recs)
+		},
+	}
+}
+
+func newFramesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "frames RESULTS...",
+		Short: "The bytes one message of each record puts on the wire, as its broker frames it",
+		Long: `For each record, the bytes (TCP payload) one message of its case puts on
+the wire: the publish to the broker and the delivery to one subscriber,
+as pslab's driver of the record's broker frames them on the case's own
+subject or destination (the broker's descriptor says; a broker that
+cannot say is refused). One line per record: case, repetition, broker,
+bytes to the broker, bytes to a subscriber. Records of a pslab whose
+driver framed messages otherwise are counted as today's driver frames
+them.`,
+		Example: "  pslab bundle frames /tmp/pslab-bench-run",
+		Args:    argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			recs, err := report.ReadRecords(args...)
+			if err != nil {
+				return badInput(err)
+			}
+			for i := range recs {
+				r := &recs[i]
+				toBroker, toClient, err := wireBytes(r)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %d %s %d %d\n", r.CaseID, r.Rep, r.Broker, toBroker, toClient)
+			}
+			return nil
+		},
+	}
+}
+
+// wireBytes is what one message of r's case puts on the wire, by r's
+// broker's descriptor.
+func wireBytes(r *results.Record) (toBroker, toClient int, err error) {
+	d, err := brokers.Default.Get(r.Broker)
+	if err != nil {
+		return 0, 0, badInput(err)
+	}
+	if d.WireBytes == nil {
+		return 0, 0, badInputf("%s: pslab cannot say what one %s message puts on the wire", r.CaseID, r.Broker)
+	}
+	toBroker, toClient = d.WireBytes(lab.CasePrefix(r.RunID, r.CaseID, r.Rep), r.Factors)
+	return toBroker, toClient, nil
+}
+
+func writeLinkBounds(cmd *cobra.Command, recs []results.Record) error {
+	out := cmd.OutOrStdout()
+	var sum float64
+	n := 0
+	for i := range recs {
+		r := &recs[i]
+		if r.Error != "" || r.Result == nil {
+			continue
+		}
+		toBroker, toClient, err := wireBytes(r)
+		if err != nil {
+			return err
+		}
+		bound, ok := results.LinkBound(r, toBroker, toClient)
+		if !ok {
+			return badInputf("case %s rep %d on %s: no verification of the link in the record", r.CaseID, r.Rep, r.Network.Profile)
+		}
+		if n == 0 {
+			v := r.Network.Verify
+			fmt.Fprintf(out, "rep  sub msgs/s  bound msgs/s  ratio  (%s: %d B to the broker + %d B to the subscriber per message; verified goodput %.0f / %.0f B/s up/down, %s duplex)\n",
+				r.Broker, toBroker, toClient, v.ToBroker.GoodputKbit*1000/8, v.ToClient.GoodputKbit*1000/8, r.Network.Spec.Duplex)
+		}
+		ratio := r.Result.SubTput / bound
+		fmt.Fprintf(out, "%3d  %10.2f  %12.2f  %5.3f\n", r.Rep, r.Result.SubTput, bound, ratio)
+		sum += ratio
+		n++
+	}
+	if n == 0 {
+		return badInputf("no measured records")
+	}
+	fmt.Fprintf(out, "mean ratio: %.3f\n", sum/float64(n))
+	return nil
+}

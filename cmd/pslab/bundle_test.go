@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"pslab/internal/lab"
+	"pslab/internal/record"
+	"pslab/internal/results"
+)
+
+// runNew runs a fresh command with args and stdin, returning its output.
+func runNew(t *testing.T, newCmd func() *cobra.Command, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := newCmd()
+	var out bytes.Buffer
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetIn(strings.NewReader(stdin))
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestBundleCommandsRefuseBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for name, args := range map[string][]string{
+		"set-aside without rows":    {"bundle", "set-aside", dir},
+		"set-aside of a lost case":  {"bundle", "set-aside", dir, "--broker", "nats", "--network", "wireline", "--cases", "1", "--tag", "t"},
+		"wall-time of nothing":      {"bundle", "wall-time", filepath.Join(dir, "none")},
+		"link-bound of nothing":     {"bundle", "link-bound", filepath.Join(dir, "none")},
+		"plan reps without a file":  {"plan", "reps", dir},
+		"plan noise of no number":   {"plan", "noise", "--ci", "x"},
+		"plan reps of no scenario":  {"plan", "reps", dir, "--scenario", filepath.Join(dir, "none.yaml")},
+		"plan reps with a bad --ci": {"plan", "reps", dir, "--scenario", "../../scenarios/smoke.yaml", "--ci", "zero"},
+	} {
+		assert.Equal(t, exitBadInput, execute(args), name)
+	}
+}
+
+func TestPlanNoise(t *testing.T) {
+	out, err := runNew(t, newPlanNoiseCmd, "9 10\n11", "--first", "2")
+	require.NoError(t, err)
+	// 3 numbers, mean 10, CV 10 %: 18 repetitions for ±5 %.
+	assert.Equal(t, "3\t10\t9\t11\t0.100000\t18\n", out)
+	out, err = runNew(t, newPlanNoiseCmd, "5", "--first", "2")
+	require.NoError(t, err)
+	assert.Equal(t, "1\t5\t5\t5\t-\t-\n", out)
+	_, err = runNew(t, newPlanNoiseCmd, "5 x")
+	assert.ErrorContains(t, err, `not a number: "x"`)
+}
+
+// TestReportOfAnUnfinishedRunIsPartial: the report of a run whose last
+// part did not finish says so first; a finished run's does not.
+func TestReportOfAnUnfinishedRunIsPartial(t *testing.T) {
+	root := t.TempDir()
+	set := filepath.Join(root, "set1")
+	b, err := results.Create(set)
+	require.NoError(t, err)
+	require.NoError(t, b.Append(&results.Record{Schema: 1, Suite: "s", CaseID: "01", Rep: 1, Broker: "fake",
+		Network: results.Network{Profile: "wireline"}, Result: &record.Result{SubTput: 1, PubTput: 1}}))
+	require.NoError(t, os.WriteFile(filepath.Join(root, lab.RunInfoFile), []byte("{}"), 0o644))
+	report := func() string {
+		out, err := runNew(t, newReportCmd, "", set)
+		require.NoError(t, err)
+		return out
+	}
+	assert.NotContains(t, report(), "PARTIAL", "no parts.log: nothing to say")
+	p, err := results.BeginPart(root, "test")
+	require.NoError(t, err)
+	assert.Contains(t, report(), "part 1 of its parts.log stopped (running (no end recorded))")
+	require.NoError(t, p.End(130))
+	assert.Regexp(t, `^> \*\*PARTIAL\*\*: the run in .* has not finished: part 1 of its parts.log stopped \(\d+ s, exit 130\)`, report())
+	p, err = results.BeginPart(root, "test")
+	require.NoError(t, err)
+	require.NoError(t, p.End(0))
+	assert.NotContains(t, report(), "PARTIAL")
+}
+
+// TestFramesAskTheBroker: the bytes per message come from the record's
+// broker's descriptor (NATS: PUB and MSG frames on the case's subject);
+// a broker that cannot say is refused.
+func TestFramesAskTheBroker(t *testing.T) {
+	out, err := runNew(t, newFramesCmd, "", "../../results/wifi-link-bound")
+	require.NoError(t, err)
+	assert.Equal(t, "01 1 nats 5144 5146\n01 2 nats 5144 5146\n01 3 nats 5144 5146\n", out)
+	dir := t.TempDir()
+	b, err := results.Create(dir)
+	require.NoError(t, err)
+	require.NoError(t, b.Append(&results.Record{Schema: 1, Suite: "s", CaseID: "01", Rep: 1, Broker: "fake", Network: results.Network{Profile: "wireline"}, Result: &record.Result{}}))
+	_, err = runNew(t, newFramesCmd, "", dir)
+	assert.ErrorContains(t, err, "pslab cannot say what one fake message puts on the wire")
+}
