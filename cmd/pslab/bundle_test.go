@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -32,14 +34,16 @@ func runNew(t *testing.T, newCmd func() *cobra.Command, stdin string, args ...st
 func TestBundleCommandsRefuseBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for name, args := range map[string][]string{
-		"set-aside without rows":    {"bundle", "set-aside", dir},
-		"set-aside of a lost case":  {"bundle", "set-aside", dir, "--broker", "nats", "--network", "wireline", "--cases", "1", "--tag", "t"},
-		"wall-time of nothing":      {"bundle", "wall-time", filepath.Join(dir, "none")},
-		"link-bound of nothing":     {"bundle", "link-bound", filepath.Join(dir, "none")},
-		"plan reps without a file":  {"plan", "reps", dir},
-		"plan noise of no number":   {"plan", "noise", "--ci", "x"},
-		"plan reps of no scenario":  {"plan", "reps", dir, "--scenario", filepath.Join(dir, "none.yaml")},
-		"plan reps with a bad --ci": {"plan", "reps", dir, "--scenario", "../../scenarios/smoke.yaml", "--ci", "zero"},
+		"set-aside without rows":     {"bundle", "set-aside", dir},
+		"set-aside of a lost case":   {"bundle", "set-aside", dir, "--broker", "nats", "--network", "wireline", "--cases", "1", "--tag", "t"},
+		"wall-time of nothing":       {"bundle", "wall-time", filepath.Join(dir, "none")},
+		"link-bound of nothing":      {"bundle", "link-bound", filepath.Join(dir, "none")},
+		"plan reps without a file":   {"plan", "reps", dir},
+		"plan noise of no number":    {"plan", "noise", "--ci", "x"},
+		"plan reps of no scenario":   {"plan", "reps", dir, "--scenario", filepath.Join(dir, "none.yaml")},
+		"plan reps with a bad --ci":  {"plan", "reps", dir, "--scenario", "../../scenarios/smoke.yaml", "--ci", "zero"},
+		"capacity-budget of nothing": {"plan", "capacity-budget", filepath.Join(dir, "none")},
+		"capacity-budget, bad rows":  {"plan", "capacity-budget", dir, "--rows", "wireline=x", "--labs", "wifi-paper=0"},
 	} {
 		assert.Equal(t, exitBadInput, execute(args), name)
 	}
@@ -115,4 +119,30 @@ func TestCPUPerMessage(t *testing.T) {
 	require.NoError(t, b.Append(&results.Record{Schema: 1, Suite: "s", CaseID: "01", Rep: 1, Broker: "fake", Network: results.Network{Profile: "wireline"}, Result: &record.Result{SubTput: 10}}))
 	_, err = runNew(t, newCPUCmd, "", dir)
 	assert.ErrorContains(t, err, "case 01 rep 1: no CPU samples of the load client")
+}
+
+// TestPlanCapacityBudget: the command reads a bundle's capacity records
+// and projects; a bundle of paper-mode records only is refused.
+func TestPlanCapacityBudget(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var lines []string
+	for i := range 4 {
+		r := results.Record{Schema: results.SchemaVersion, RunID: "r", Suite: "s", CaseID: "01", Broker: "nats", Network: results.Network{Profile: "wireline"},
+			Mode: results.ModeCapacityProbe, Probe: &results.Probe{Search: i / 2}, Started: t0.Add(time.Duration(i) * 8 * time.Second), WallS: 8}
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		lines = append(lines, string(b))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, results.RecordsFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	out, err := runNew(t, newPlanCmd, "", "capacity-budget", dir, "--rows", "wireline=100")
+	require.NoError(t, err)
+	assert.Contains(t, out, "| wireline | nats | 1 | 4 (4-4) | 2 + 2 + 0 | 8.0 | 32 |")
+	assert.Contains(t, out, "Projected machine time: 3200 s (0.9 h)")
+
+	paper := t.TempDir()
+	b, err := json.Marshal(results.Record{Schema: results.SchemaVersion, RunID: "r", Suite: "s", CaseID: "01", Broker: "nats", Network: results.Network{Profile: "wireline"}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(paper, results.RecordsFile), append(b, '\n'), 0o644))
+	assert.Equal(t, exitBadInput, execute([]string{"plan", "capacity-budget", paper}))
 }

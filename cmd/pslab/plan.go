@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -21,7 +22,7 @@ func newPlanCmd() *cobra.Command {
 		Use:   "plan",
 		Short: "Size runs from evidence: repetitions, windows, machine time",
 	}
-	cmd.AddCommand(newPlanRepsCmd(), newPlanNoiseCmd())
+	cmd.AddCommand(newPlanRepsCmd(), newPlanNoiseCmd(), newPlanCapacityBudgetCmd())
 	return cmd
 }
 
@@ -150,3 +151,73 @@ uses it for each core's rates.`,
 }
 
 func fmtNum(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+func newPlanCapacityBudgetCmd() *cobra.Command {
+	var rows, labs []string
+	cmd := &cobra.Command{
+		Use:   "capacity-budget RESULTS...",
+		Short: "Machine time per run and runs per row of pslab capacity bundles, and the capacity-mode reproduction's projection",
+		Long: `Read the records of pslab capacity bundles (modes capacity-probe and
+fixed-load; others are left out) and print in Markdown:
+
+  1. per network and broker: the rows, the runs per row (the pilot
+     search's probes, the counted searches' probes, the fixed-load runs;
+     runs again on a busy machine included) and the machine time of a
+     run: from its start to the next run's start in the same lab of the
+     same run (set-up, quiet and idle waits, purges and the run itself; a
+     lab's last run counts its own wall time and the purge after it);
+  2. the projection: per network, --rows rows x the median runs per row x
+     the median seconds per run, over --labs parallel labs.
+
+docs/capacity.md, "The capacity-mode reproduction", reads this output.`,
+		Example: `  pslab plan capacity-budget results/capacity-pilots/*
+  pslab plan capacity-budget runs/cap1 --rows wireline=100,wifi-paper=100 --labs wifi-paper=4`,
+		Args: argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var bad []string
+			rowsOf, err := namedCounts("rows", rows, 0)
+			if err != nil {
+				bad = append(bad, err.Error())
+			}
+			labsOf, err := namedCounts("labs", labs, 1)
+			if err != nil {
+				bad = append(bad, err.Error())
+			}
+			if len(bad) > 0 {
+				return badInputf("%s", strings.Join(bad, "\n"))
+			}
+			recs, err := report.ReadRecords(args...)
+			if err != nil {
+				return badInput(err)
+			}
+			b, err := plan.CapacityBudget(recs, rowsOf, labsOf)
+			if err != nil {
+				return badInputf("%s: %v", strings.Join(args, " "), err)
+			}
+			plan.WriteCapacityBudget(cmd.OutOrStdout(), b)
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&rows, "rows", []string{"wireline=100", "wifi-paper=100"}, "rows of the reproduction per network (50 cases x 2 brokers each)")
+	cmd.Flags().StringSliceVar(&labs, "labs", []string{"wifi-paper=4"}, "parallel labs per network (1 when not given)")
+	return cmd
+}
+
+// namedCounts reads NETWORK=N values of flag, each N at least least.
+func namedCounts(flag string, vals []string, least int) (map[string]int, error) {
+	out := map[string]int{}
+	var bad []string
+	for _, v := range vals {
+		name, ns, ok := strings.Cut(v, "=")
+		n, err := strconv.Atoi(ns)
+		if !ok || name == "" || err != nil || n < least {
+			bad = append(bad, fmt.Sprintf("--%s %s: want NETWORK=N with N at least %d", flag, v, least))
+			continue
+		}
+		out[name] = n
+	}
+	if len(bad) > 0 {
+		return nil, errors.New(strings.Join(bad, "\n"))
+	}
+	return out, nil
+}

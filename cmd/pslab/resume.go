@@ -66,14 +66,83 @@ func startRunInfo(cmd *cobra.Command, files []string, plans []lab.Plan, out stri
 	if err != nil {
 		return "", err
 	}
+	if cmd.Name() != "run" && cmd.Name() != "sweep" {
+		info.Command = cmd.Name()
+	}
 	return root, lab.WriteRunInfo(root, info)
 }
 
 // resumeRun continues the run in rf.dir with the files and flags its
 // run.json keeps. Everything is checked before anything is changed.
 func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) error {
+	info, err := checkResume(cmd, files, rf)
+	if err != nil {
+		return err
+	}
+	if info.Command != "" {
+		return badInputf("%s is a run of pslab %s: resume it with pslab %s --resume %s", rf.dir, info.Command, info.Command, rf.dir)
+	}
+	var sf runFlags
+	stored, err := storedCommand(cmd, "run", info, rf.dir, func(c *cobra.Command) { addRunFlags(c, &sf, true) })
+	if err != nil {
+		return err
+	}
+	resumedFlags(cmd, &sf, f, rf)
+	opts, err := optionsFrom(stored, sf)
+	if err != nil {
+		return err
+	}
+	return resumePlans(cmd, rf, info, stored, sf.quick, opts, func(plans []lab.Plan, opts lab.Options) error {
+		return runPlans(cmd, plans, opts, rf.dir)
+	})
+}
+
+// resumedFlags are the stored run's flags sf with what a resume may give
+// anew: where it writes (rf.dir), -v, --lab and --parallel (how many labs
+// is not what is measured).
+func resumedFlags(cmd *cobra.Command, sf *runFlags, f runFlags, rf resumeFlags) {
+	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
+	if cmd.Flags().Changed("parallel") {
+		sf.parallel = f.parallel
+	}
+}
+
+// resumePlans loads the stored run's plans with opts, sets aside its
+// unfinished records and runs the plans from the finished ones (run).
+func resumePlans(cmd *cobra.Command, rf resumeFlags, info lab.RunInfo, stored *cobra.Command, quick bool, opts lab.Options,
+	run func([]lab.Plan, lab.Options) error) error {
+	opts.ForceMixed = rf.force
+	plans, err := loadPlans(stored.Flags().Args(), quick, opts)
+	if err != nil {
+		return err
+	}
+	if opts.Finished, err = resumeFinished(cmd, rf, plans, info); err != nil {
+		return err
+	}
+	return run(plans, opts)
+}
+
+// storedCommand is the command a run was started with, its flags (those
+// add registers) parsed from the run.json in dir.
+func storedCommand(cmd *cobra.Command, name string, info lab.RunInfo, dir string, add func(*cobra.Command)) (*cobra.Command, error) {
+	stored := &cobra.Command{Use: name}
+	add(stored)
+	stored.SetErr(cmd.ErrOrStderr())
+	stored.SetOut(cmd.OutOrStdout())
+	if err := stored.Flags().Parse(info.Args); err != nil {
+		return nil, badInputf("%s: args: %v", filepath.Join(dir, lab.RunInfoFile), err)
+	}
+	return stored, nil
+}
+
+// checkResume checks a resume of the run in rf.dir before anything is
+// changed: no files or flags of its own (they are the run's), a run.json,
+// and the scenario files unchanged unless --force. A changed pslab build
+// is said, not refused: the lab sets aside the other build's records and
+// their rows start over, unless --force counts them (identity.go).
+func checkResume(cmd *cobra.Command, files []string, rf resumeFlags) (lab.RunInfo, error) {
 	if len(files) > 0 {
-		return badInputf("--resume %s takes the scenario files from %s; give none (got %s)", rf.dir, filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(files, " "))
+		return lab.RunInfo{}, badInputf("--resume %s takes the scenario files from %s; give none (got %s)", rf.dir, filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(files, " "))
 	}
 	var given []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
@@ -82,64 +151,62 @@ func resumeRun(cmd *cobra.Command, files []string, f runFlags, rf resumeFlags) e
 		}
 	})
 	if len(given) > 0 {
-		return badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
+		return lab.RunInfo{}, badInputf("--resume takes the run's flags from %s; not with it: %s (allowed: --force, --lab, --verbose)", filepath.Join(rf.dir, lab.RunInfoFile), strings.Join(given, ", "))
 	}
 	info, err := lab.ReadRunInfo(rf.dir)
 	if err != nil {
-		return badInput(err)
+		return info, badInput(err)
 	}
 	changes := info.Changes()
 	if len(changes) > 0 && !rf.force {
-		return badInputf("cannot resume %s, it would mix two measurements:\n  %s\n(--force resumes anyway; run.json then records what was overridden)", rf.dir, strings.Join(changes, "\n  "))
+		return info, badInputf("cannot resume %s, it would mix two measurements:\n  %s\n(--force resumes anyway; run.json then records what was overridden)", rf.dir, strings.Join(changes, "\n  "))
 	}
-	stored := &cobra.Command{Use: "run"}
-	var sf runFlags
-	addRunFlags(stored, &sf, true)
-	stored.SetErr(cmd.ErrOrStderr())
-	stored.SetOut(cmd.OutOrStdout())
-	if err := stored.Flags().Parse(info.Args); err != nil {
-		return badInputf("%s: args: %v", filepath.Join(rf.dir, lab.RunInfoFile), err)
+	if v := info.VersionChange(); v != "" {
+		what := "the finished records of the other build are set aside and their rows start over (--force counts them, and the rows then mix)"
+		if rf.force {
+			what = "--force: the finished records of the other build count, and their rows mix (the report says so)"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", v, what)
 	}
-	sf.out, sf.verbose, sf.labName = rf.dir, f.verbose, f.labName
-	if cmd.Flags().Changed("parallel") { // how many labs is not what is measured
-		sf.parallel = f.parallel
-	}
-	opts, err := optionsFrom(stored, sf)
-	if err != nil {
-		return err
-	}
-	plans, err := loadPlans(stored.Flags().Args(), sf.quick, opts)
-	if err != nil {
-		return err
-	}
+	return info, nil
+}
+
+// resumeFinished sets aside the failed and interrupted records of the
+// plans' bundles, notes the resume in run.json and returns the finished
+// records, which are not run again.
+func resumeFinished(cmd *cobra.Command, rf resumeFlags, plans []lab.Plan, info lab.RunInfo) ([]results.Record, error) {
+	var finished []results.Record
 	var dirs []string
 	aside := 0
 	for _, p := range plans {
 		dir := outDir(rf.dir, p.Suite.Name, len(plans) > 1)
 		fin, n, err := results.Unfinished(dir)
 		if err != nil {
-			return badInput(err)
+			return nil, badInput(err)
 		}
-		opts.Finished = append(opts.Finished, fin...)
+		finished = append(finished, fin...)
 		aside += n
 		dirs = append(dirs, dir)
 	}
 	for _, dir := range dirs {
 		if err := results.SetAsideUnfinished(dir); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var forced []string
 	if rf.force {
-		forced = changes
+		forced = info.Changes()
+		if v := info.VersionChange(); v != "" {
+			forced = append(forced, v)
+		}
 	}
 	info.Resumed = append(info.Resumed, lab.NewResumeOccasion(forced))
 	if err := lab.WriteRunInfo(rf.dir, info); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "resuming %s: %d finished repetition(s) kept; %d failed or interrupted set aside in %s and run again\n",
-		rf.dir, len(opts.Finished), aside, results.SupersededFile)
-	return runPlans(cmd, plans, opts, rf.dir)
+		rf.dir, len(finished), aside, results.SupersededFile)
+	return finished, nil
 }
 
 // holdsRecords reports whether root, or a suite directory in it, has

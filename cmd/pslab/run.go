@@ -196,8 +196,15 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 func runPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
 	ctx, stop := interruptible(context.Background(), cmd.ErrOrStderr())
 	defer stop()
+	return inPart(cmd, out, func() error { return runPlansIn(ctx, cmd, plans, opts, out) })
+}
+
+// inPart runs a part of the run in out (pslab run or pslab capacity, or
+// their --resume) and logs it in out's parts.log: started, and how it
+// ended.
+func inPart(cmd *cobra.Command, out string, run func() error) error {
 	part := beginPart(cmd, out)
-	err := runPlansIn(ctx, cmd, plans, opts, out)
+	err := run()
 	if part != nil {
 		if perr := part.End(exitCodeOf(err)); perr != nil {
 			fmt.Fprintln(cmd.ErrOrStderr(), "parts.log:", perr)
@@ -231,6 +238,32 @@ func beginPart(cmd *cobra.Command, out string) *results.Part {
 // runPlansIn is runPlans under a context the caller made interruptible
 // (a command that runs plans in several calls stops at the first signal).
 func runPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
+	return runPlansWith(ctx, cmd, plans, opts, out, planOutput{
+		describe: func(p lab.Plan) string { return "x " + p.RepsText() },
+		after: func(p lab.Plan, sum *lab.Summary) error {
+			if len(sum.Records) == 0 {
+				return nil
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			fmt.Fprintf(cmd.OutOrStdout(), "suite %s (%s), wall time %s, records in %s\n",
+				p.Suite.Name, p.Suite.File, sum.Wall.Round(time.Second), filepath.Join(sum.Bundle, "records.jsonl"))
+			report.WriteSummary(cmd.OutOrStdout(), sum.Records)
+			return nil
+		},
+	})
+}
+
+// planOutput is what a command says around each plan it runs: what the
+// plan runs, after "N case(s) x N broker(s) x N network(s)", and what it
+// writes once the plan has run (also when it stopped early).
+type planOutput struct {
+	describe func(p lab.Plan) string
+	after    func(p lab.Plan, sum *lab.Summary) error
+}
+
+// runPlansWith runs plans one after the other, each into its bundle
+// under out, with po's output around each.
+func runPlansWith(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string, po planOutput) error {
 	failed := 0
 	for _, p := range plans {
 		o := opts
@@ -238,15 +271,14 @@ func runPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts 
 		for _, n := range p.Notes {
 			fmt.Fprintln(cmd.ErrOrStderr(), "note:", n)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) x %s -> %s\n",
-			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), p.RepsText(), o.Out)
+		fmt.Fprintf(cmd.ErrOrStderr(), "suite %s: %d case(s) x %d broker(s) x %d network(s) %s -> %s\n",
+			p.Suite.Name, len(p.Cases), len(p.Brokers), len(p.Networks), po.describe(p), o.Out)
 		sum, err := lab.Run(ctx, p, o)
-		if sum != nil && len(sum.Records) > 0 {
-			fmt.Fprintln(cmd.OutOrStdout())
-			fmt.Fprintf(cmd.OutOrStdout(), "suite %s (%s), wall time %s, records in %s\n",
-				p.Suite.Name, p.Suite.File, sum.Wall.Round(time.Second), filepath.Join(sum.Bundle, "records.jsonl"))
-			report.WriteSummary(cmd.OutOrStdout(), sum.Records)
+		if sum != nil {
 			failed += sum.Failed
+			if aerr := po.after(p, sum); aerr != nil && err == nil {
+				err = aerr
+			}
 		}
 		if ie, ok := interruption(ctx, err); ok {
 			return ie

@@ -27,6 +27,8 @@ type session struct {
 	desc  brokerDesc
 	b     broker.Broker
 	drv   driver.Driver
+	// config is the broker's effective configuration hash (identity.go).
+	config string
 }
 
 // brokerDesc is what a session needs of a broker's registry descriptor.
@@ -67,6 +69,7 @@ type step struct {
 func (cr *caseRun) steps() []step {
 	return []step{
 		{"wait for an idle link", cr.waitIdle},
+		{"wait for a quiet machine", cr.waitQuiet},
 		{"purge before", cr.purgeBefore},
 		{"lift the shaping for set-up", cr.liftShaping},
 		{"run the load", cr.runLoad},
@@ -98,11 +101,11 @@ func (s *session) newCaseRun(c scenario.Case, rep int) *caseRun {
 	c.DeliveryWindow, c.AckWait = s.nw.deliveryFlow(c, s.drv)
 	rec := &results.Record{
 		Schema: results.SchemaVersion, RunID: s.runID, Suite: s.p.Suite.Name, File: s.p.Suite.File,
-		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: s.o.Quick,
-		Broker: s.drv.Name(), BrokerVersion: s.b.Version(), BrokerSettings: s.b.Settings(),
+		CaseID: c.ID, Name: c.Name, Rep: rep, Quick: s.o.Quick, Mode: results.ModePaper,
+		Broker: s.drv.Name(), BrokerVersion: s.b.Version(), BrokerSettings: s.b.Settings(), BrokerConfig: s.config,
 		Mechanism: s.drv.Mechanism(c.Factors), Factors: c.Factors, FullFactors: c.Full, Settings: results.SettingsOf(c),
 		Paper: c.Paper, Note: c.Note, Versions: versions(s.b), Started: time.Now(),
-		Seed: s.o.Seed + int64(rep), Network: s.nw.record(), Phases: &results.Phases{},
+		Seed: s.o.Seed + int64(rep), Network: s.nw.record(), Phases: &results.Phases{}, LatencyFloor: s.o.floor,
 	}
 	fm := ""
 	if d, ok := s.drv.(driver.FilterMechanism); ok {

@@ -169,7 +169,7 @@ func TestCaseStepsTearDownAfterAFailedLoad(t *testing.T) {
 	for _, st := range cr.steps() {
 		names = append(names, st.name)
 	}
-	assert.Equal(t, []string{"wait for an idle link", "purge before", "lift the shaping for set-up", "run the load",
+	assert.Equal(t, []string{"wait for an idle link", "wait for a quiet machine", "purge before", "lift the shaping for set-up", "run the load",
 		"tear down", "load outcome", "measure"}, names)
 	rec := s.runCase(context.Background(), c, 1)
 	assert.Contains(t, rec.Error, "at least one topic")

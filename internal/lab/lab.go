@@ -6,13 +6,17 @@ package lab
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +85,20 @@ type Options struct {
 	// many labs at once (parallel.go); wireline always runs in one. 0:
 	// the suite's `parallel:`, else 1. Run uses the plan's.
 	Parallel int
+	// Policy, when set, decides each row's runs instead of repetitions
+	// (policy.go; pslab capacity); its records carry the latency floor
+	// measured at the run's start (floor).
+	Policy RowPolicy
+	floor  *results.LatencyFloor
+	// QuietWait, when positive, makes each case run on an unshaped path
+	// wait, at most this long, until processes outside the run use less
+	// of the machine than the machine-busy flag allows (quiet.go).
+	QuietWait time.Duration
+	// ForceMixed counts the Finished records of another pslab build or
+	// broker configuration toward their rows (resume --force); otherwise
+	// they are set aside and their rows start over (identity.go).
+	ForceMixed bool
+	aside      []results.Record // finished records set aside: their repetition numbers stay taken
 }
 
 // Plan is the expanded work of a run, for progress and validation.
@@ -312,11 +330,18 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 		return nil, err
 	}
 	removeLeftovers(log)
+	if o.Policy != nil {
+		o.floor = measureFloor(log)
+	}
+	if o.Finished, o.aside, err = setAsideOtherBuilds(bundle, o, log); err != nil {
+		return nil, err
+	}
 	o.Parallel = p.Parallel // the plan's: the flag over the file's
 	start := time.Now()
 	lr := &labRun{p: p, o: o, bundle: bundle, runID: newRunID(), sum: &Summary{Bundle: o.Out},
 		pr: newProgress(p, profileNames(p.Networks), start)}
 	lr.pr.labs = p.labsByNetwork(o)
+	lr.pr.policy = o.Policy
 	sum := lr.sum
 	defer func() { sum.Wall = time.Since(start) }()
 	for _, netName := range p.Networks {
@@ -376,6 +401,10 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		return err
 	}
 	defer stop()
+	sched.onNetwork(nw)
+	if err := lr.setAsideOtherConfigs(sched, bName, nw.profile.Name, s.config); err != nil {
+		return err
+	}
 	if o.WarmupRun {
 		warmUp(ctx, o, s.drv, p, bName, lr.runID)
 	}
@@ -384,7 +413,8 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		if r == nil {
 			break
 		}
-		c, rep := r.c, r.nextRep()
+		c, judge := sched.runFor(r)
+		rep := r.nextRep()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -394,6 +424,9 @@ func (lr *labRun) runBroker(ctx context.Context, nw *network, bName string) erro
 		}
 		if rec == nil { // interrupted before anything was measured
 			return context.Cause(ctx)
+		}
+		if judge != nil {
+			judge(rec)
 		}
 		r.add(rec) // first, so that the progress line counts it
 		if err := lr.record(rec, nw.profile.Name); err != nil {
@@ -453,7 +486,8 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		b.Stop(context.Background())
 		return nil, nil, err
 	}
-	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv}
+	s := &session{o: o, p: lr.p, runID: lr.runID, nw: nw, desc: brokerDesc{simulated: k.Simulated}, b: b, drv: drv,
+		config: configOf(b, o.Log)}
 	return s, func() { drv.Close(); b.Stop(context.Background()) }, nil
 }
 
@@ -616,20 +650,53 @@ func newRunID() string {
 		strconv.FormatInt(int64(rand.IntN(36*36*36)), 36))
 }
 
-// Version is pslab's version: the VCS revision it was built from, if known.
+// Version is pslab's version: the VCS revision it was built from, or, for
+// a build without version control stamping (go build -buildvcs=false, go
+// test), "devel-" and the first 12 hex digits of the SHA-256 of the
+// executable, so that two such builds are told apart (records pooled by
+// their build, results.Identity); plain "devel" only when the executable
+// cannot be read.
 func Version() string {
-	v := "devel"
+	versionOnce.Do(func() { version = buildVersion() })
+	return version
+}
+
+var (
+	versionOnce sync.Once
+	version     string
+)
+
+func buildVersion() string {
+	v := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
 				v = s.Value[:12]
 			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				v += "+dirty"
+		}
+		if v != "" {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.modified" && s.Value == "true" {
+					v += "+dirty"
+				}
 			}
+			return v
 		}
 	}
-	return v
+	exe, err := os.Executable()
+	if err != nil {
+		return "devel"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "devel"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "devel"
+	}
+	return "devel-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 func versions(b broker.Broker) results.Versions {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"pslab/internal/results"
+	"pslab/internal/scenario"
 	"pslab/netem"
 )
 
@@ -126,6 +127,7 @@ func (lr *labRun) runBrokerParallel(ctx context.Context, nws []*network, bName s
 	net := nws[0].profile.Name
 	sh := &sharedSchedule{s: newSchedule(lr.p, lr.o, bName, net, lr.o.Seed)}
 	sh.cond = sync.NewCond(&sh.mu)
+	sh.s.onNetwork(nws[0])
 	lr.pr.begin(net, bName, sh.s)
 	defer lr.pr.end()
 	if least, _ := sh.s.remaining(); least == 0 {
@@ -171,12 +173,15 @@ func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network
 	}
 	started.Done()
 	started.Wait()
+	if err := sh.sameConfig(lr, bName, nw.profile.Name, s.config); err != nil {
+		return fmt.Errorf("lab %s: %w", wl.o.LabName, err)
+	}
 	for {
-		r, rep, order := sh.take(ctx)
+		r, rep, order, c, judge := sh.take(ctx)
 		if r == nil { // done, stopped, or ctx ended (runBrokerParallel says so once)
 			return nil
 		}
-		rec, err := lr.runRepetition(ctx, s, r.c, rep, order)
+		rec, err := lr.runRepetition(ctx, s, c, rep, order)
 		if err != nil || rec == nil { // a dead broker, or interrupted before measuring
 			sh.giveBack(r)
 			if err != nil {
@@ -185,6 +190,9 @@ func (lr *labRun) labWorker(ctx context.Context, sh *sharedSchedule, nw *network
 			return nil
 		}
 		rec.Settings.ConcurrentLabs, rec.Network.Lab = labs, wl.o.LabName
+		if judge != nil {
+			judge(rec)
+		}
 		if err := sh.finish(r, rec, func() error { return lr.record(rec, nw.profile.Name) }); err != nil {
 			return err
 		}
@@ -199,13 +207,19 @@ type sharedSchedule struct {
 	cond    *sync.Cond
 	s       *schedule
 	stopped bool // a lab failed: the others take no more rows
+	// config is the broker configuration of the first lab that started;
+	// every lab must run the same (identity.go).
+	config    string
+	configSet bool
 }
 
-// take returns the next row and its repetition number, reserved for the
-// caller, or nil when every row is done (or ctx ended, or a lab failed).
-// While the only rows short of their target have a run in flight it waits
-// for a run to finish: that run decides whether they need another.
-func (sh *sharedSchedule) take(ctx context.Context) (*row, int, *results.Order) {
+// take returns the next row, its repetition number, its place in the
+// order and what it runs (its case and the judge of its record, as
+// schedule.runFor), reserved for the caller, or nil when every row is
+// done (or ctx ended, or a lab failed). While the only rows short of their
+// target have a run in flight it waits for a run to finish: that run
+// decides whether they need another.
+func (sh *sharedSchedule) take(ctx context.Context) (*row, int, *results.Order, scenario.Case, func(*results.Record)) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	for ctx.Err() == nil && !sh.stopped {
@@ -214,14 +228,15 @@ func (sh *sharedSchedule) take(ctx context.Context) (*row, int, *results.Order) 
 			rep := r.nextRep()
 			r.used[rep] = true
 			r.inflight++
-			return r, rep, order
+			c, judge := sh.s.runFor(r)
+			return r, rep, order, c, judge
 		}
 		if !sh.anyInFlight() {
-			return nil, 0, nil
+			return nil, 0, nil, scenario.Case{}, nil
 		}
 		sh.cond.Wait()
 	}
-	return nil, 0, nil
+	return nil, 0, nil, scenario.Case{}, nil
 }
 
 func (sh *sharedSchedule) anyInFlight() bool {

@@ -32,7 +32,7 @@ func driveShared(t *testing.T, s *schedule, labs int, vals func(id string, n int
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 1000; i++ {
-				r, rep, ord := sh.take(context.Background())
+				r, rep, ord, _, _ := sh.take(context.Background())
 				if r == nil {
 					return
 				}
@@ -103,11 +103,11 @@ func TestSharedScheduleKeepsTheCIRule(t *testing.T) {
 func TestSharedScheduleStops(t *testing.T) {
 	sh := &sharedSchedule{s: newSchedule(repsPlan(2, 1, 0, false), Options{}, "nats", "wifi-paper", 1)}
 	sh.cond = sync.NewCond(&sh.mu)
-	r, rep, _ := sh.take(context.Background())
+	r, rep, _, _, _ := sh.take(context.Background())
 	require.NotNil(t, r)
 	assert.Equal(t, 1, rep)
 	sh.stop()
-	r2, _, _ := sh.take(context.Background())
+	r2, _, _, _, _ := sh.take(context.Background())
 	assert.Nil(t, r2)
 	sh.giveBack(r)
 	assert.Zero(t, r.inflight)
@@ -229,7 +229,7 @@ func TestParallelFlagOverTheFile(t *testing.T) {
 func TestRemainingCountsRunsInFlight(t *testing.T) {
 	sh := &sharedSchedule{s: newSchedule(repsPlan(2, 2, 0, false), Options{}, "nats", "wifi-paper", 1)}
 	sh.cond = sync.NewCond(&sh.mu)
-	r, rep, _ := sh.take(context.Background())
+	r, rep, _, _, _ := sh.take(context.Background())
 	require.NotNil(t, r)
 	least, most := sh.s.remaining()
 	assert.Equal(t, 4, least)

@@ -35,6 +35,9 @@ type progress struct {
 	// labs is the number of labs running a network's cases at once
 	// (parallel.go; absent: one).
 	labs map[string]int
+	// policy, when the run has one, estimates the runs of rows not
+	// started yet (policy.go).
+	policy RowPolicy
 }
 
 func newProgress(p Plan, nets []string, now time.Time) *progress {
@@ -110,6 +113,9 @@ func (pr *progress) left() (least, most time.Duration, runsLeast, runsMost int) 
 
 // plannedRuns is the runs of broker b on a network not started yet.
 func (pr *progress) plannedRuns(b string) (least, most int) {
+	if pr.policy != nil {
+		return pr.policyRuns(b)
+	}
 	rows := 0
 	for _, c := range pr.plan.Cases {
 		if c.ForBroker(b) {

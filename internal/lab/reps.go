@@ -22,6 +22,10 @@ type row struct {
 	subTputs []float64    // of finished repetitions
 	latMeans []float64    // mean latency (ms) of finished repetitions with deliveries
 	inflight int          // runs taken by a parallel lab and not recorded yet (parallel.go)
+	// recs are the finished records in the order they ran and failed the
+	// failed runs of this run: what a RowPolicy decides on (policy.go).
+	recs   []results.Record
+	failed int
 }
 
 // add counts a record of this row; finished ones feed the CI.
@@ -29,8 +33,10 @@ func (r *row) add(rec *results.Record) {
 	r.attempts++
 	r.used[rec.Rep] = true
 	if !rec.Finished() {
+		r.failed++
 		return
 	}
+	r.recs = append(r.recs, *rec)
 	r.subTputs = append(r.subTputs, rec.Result.SubTput)
 	if rec.Result.Latency.Count > 0 {
 		r.latMeans = append(r.latMeans, rec.Result.Latency.MeanMs)
@@ -61,12 +67,16 @@ type schedule struct {
 	round    int
 	queue    []*row
 	position int
+	// pol decides the rows' runs in a mode other than the paper's
+	// repetitions (Options.Policy; nil: repetitions), with what it
+	// knows of the network (policy.go).
+	pol *rowPolicy
 }
 
 // newSchedule builds the rows of broker b on network net (the profile
 // name records carry), counting the finished records of a resumed run.
 func newSchedule(p Plan, o Options, b, net string, seed int64) *schedule {
-	s := &schedule{min: p.Reps, ci: p.CITarget, maxReps: p.maxReps(), random: p.Suite.RandomOrder}
+	s := &schedule{min: p.Reps, ci: p.CITarget, maxReps: p.maxReps(), random: p.Suite.RandomOrder, pol: newRowPolicy(o, p.Suite.Name, b, net)}
 	h := fnv.New64a()
 	h.Write([]byte(p.Suite.Name + "/" + net + "/" + b))
 	s.seed = seed ^ int64(h.Sum64()>>1)
@@ -82,6 +92,11 @@ func newSchedule(p Plan, o Options, b, net string, seed int64) *schedule {
 				r.add(f)
 			}
 		}
+		for _, f := range o.aside {
+			if f.Suite == p.Suite.Name && f.CaseID == c.ID && f.Broker == b && f.Network.Profile == net {
+				r.used[f.Rep] = true
+			}
+		}
 		s.rows = append(s.rows, r)
 	}
 	return s
@@ -89,6 +104,9 @@ func newSchedule(p Plan, o Options, b, net string, seed int64) *schedule {
 
 // enough reports whether a row has run enough repetitions.
 func (s *schedule) enough(r *row) bool {
+	if s.pol != nil {
+		return s.pol.enough(r)
+	}
 	return enoughReps(r.attempts, r.subTputs, r.latMeans, s.min, s.ci, s.maxReps)
 }
 
@@ -127,6 +145,9 @@ func (s *schedule) next() (*row, *results.Order) {
 // and at most (each row up to the bound). Runs in flight in parallel labs
 // are among them until recorded.
 func (s *schedule) remaining() (least, most int) {
+	if s.pol != nil {
+		return s.pol.remaining(s.rows)
+	}
 	for _, r := range s.rows {
 		if s.enough(r) {
 			continue

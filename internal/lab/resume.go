@@ -19,7 +19,10 @@ const RunInfoFile = "run.json"
 
 // RunInfo describes a run for resuming it.
 type RunInfo struct {
-	Pslab string `json:"pslab"`
+	// Command is the pslab command that made the run when it is not
+	// pslab run ("capacity"): its flags are that command's.
+	Command string `json:"command,omitempty"`
+	Pslab   string `json:"pslab"`
 	// Args are the run's scenario files and flags as given, without
 	// --out, --resume, --force, --lab and --verbose.
 	Args    []string         `json:"args"`
@@ -67,12 +70,12 @@ func hashFile(path string) (string, error) {
 }
 
 // Changes lists why resuming the run now would not continue the same
-// measurement: a changed or missing scenario file, another pslab version.
+// plan: a changed or missing scenario file. Another pslab build is not
+// among them: the run goes on, and the finished records of the other
+// build are set aside and their rows start over (Options.ForceMixed,
+// identity.go); VersionChange says so.
 func (info RunInfo) Changes() []string {
 	var out []string
-	if v := Version(); v != info.Pslab {
-		out = append(out, fmt.Sprintf("pslab is version %s, the run was made with %s", v, info.Pslab))
-	}
 	for _, f := range info.Files {
 		h, err := hashFile(f.Path)
 		switch {
@@ -83,6 +86,15 @@ func (info RunInfo) Changes() []string {
 		}
 	}
 	return out
+}
+
+// VersionChange says how this pslab differs from the run's, empty when
+// it does not.
+func (info RunInfo) VersionChange() string {
+	if v := Version(); v != info.Pslab {
+		return fmt.Sprintf("pslab is version %s, the run was made with %s", v, info.Pslab)
+	}
+	return ""
 }
 
 // WriteRunInfo stores info in dir/run.json atomically.

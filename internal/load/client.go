@@ -84,7 +84,7 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 		if c.PaceTickSet {
 			tick = c.PaceTick
 		}
-		pc := newPacer(t0, c.Rate, tick)
+		pc := newPacer(t0, r.phaseOf(p), c.Rate, tick)
 		pc.run(stop, send)
 		p.pacer = pc.result()
 	} else {

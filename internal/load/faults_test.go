@@ -62,9 +62,13 @@ func TestSubscriberDisconnectNonDurableLosesWhatWasPublished(t *testing.T) {
 		t.Logf("non-durable %s: %+v counts %+v", del, f, res.Counts)
 		assert.Positive(t, f.DueWhile, del)
 		assert.Positive(t, res.Counts.Lost, del)
-		// About what was published while away: messages in flight to it when
-		// it was closed are lost too, so the ratio may exceed 1 a little.
-		assert.InDelta(t, 1, float64(res.Counts.Lost)/float64(f.DueWhile), 0.5, "%s: lost / due while away", del)
+		// At least about what was published while away. Messages in flight
+		// to it when it was closed are lost too, and so is what is published
+		// until its new subscription takes effect, which a busy machine
+		// delays (CI saw 1.67x): no upper ratio, but only the subscriber
+		// that left loses anything, so never more than was sent.
+		assert.GreaterOrEqual(t, res.Counts.Lost, f.DueWhile/2, "%s: lost against due while away", del)
+		assert.LessOrEqual(t, res.Counts.Lost, res.Counts.Sent, "%s: only one of two subscribers lost messages", del)
 		assert.Zero(t, res.Counts.Duplicated, del)
 		require.NoError(t, d.Purge(context.Background(), "pslab-test-fnon"+string(del[:3])))
 	}

@@ -25,9 +25,10 @@ import (
 // from start for every publisher of a case, so the publishers wake
 // together: one wake-up of the process serves them all.
 type pacer struct {
-	start    int64   // epoch ns
+	start    int64   // epoch ns: the schedule's origin (the case's start plus the publisher's phase)
+	grid     int64   // epoch ns: the wake-ups' origin, the case's start for every publisher
 	nsPerMsg float64 // 1e9 / rate
-	// tick: wake-ups fall on start + j·tick (ns); 0 when the interval
+	// tick: wake-ups fall on grid + j·tick (ns); 0 when the interval
 	// between messages is no shorter than the tick: then the pacer wakes
 	// at each message's due time.
 	tick   int64
@@ -38,10 +39,12 @@ type pacer struct {
 	lagSum float64
 }
 
-// newPacer paces rate messages per second from start (epoch ns) with
-// wake-ups on a grid of tick, on the process's monotonic clock.
-func newPacer(start int64, rate float64, tick time.Duration) *pacer {
-	p := &pacer{start: start, nsPerMsg: float64(time.Second) / rate, tick: int64(tick), now: now, sleep: time.Sleep}
+// newPacer paces rate messages per second from t0+phase (epoch ns; the
+// publisher's schedule, staggered by phaseOf) with wake-ups on a grid of
+// tick from t0 (the case's start, the same for all its publishers, so
+// that they still wake together), on the process's monotonic clock.
+func newPacer(t0, phase int64, rate float64, tick time.Duration) *pacer {
+	p := &pacer{start: t0 + phase, grid: t0, nsPerMsg: float64(time.Second) / rate, tick: int64(tick), now: now, sleep: time.Sleep}
 	if p.nsPerMsg >= float64(p.tick) {
 		p.tick = 0
 	}
@@ -54,7 +57,7 @@ func (p *pacer) wakeFor(next int64) int64 {
 	if p.tick == 0 {
 		return next
 	}
-	return next + (p.tick-(next-p.start)%p.tick)%p.tick
+	return next + (p.tick-(next-p.grid)%p.tick)%p.tick
 }
 
 // due is the due time of message k (epoch ns).

@@ -43,7 +43,7 @@ type sent struct {
 // passes end; hold, when set, is called with each message (it may advance
 // the clock: a slow send).
 func runPacer(clk *fakeClock, start int64, rate float64, tick time.Duration, end int64, hold func(s sent)) (*pacer, []sent) {
-	p := newPacer(start, rate, tick)
+	p := newPacer(start, 0, rate, tick)
 	p.now, p.sleep = clk.now, clk.sleep
 	var stop atomic.Bool
 	clk.stop, clk.stopAt = &stop, end
@@ -190,7 +190,7 @@ func TestPacerCatchesUpAfterAStall(t *testing.T) {
 // ends the pacer at once.
 func TestPacerStops(t *testing.T) {
 	clk := &fakeClock{}
-	p := newPacer(0, 100_000, time.Millisecond)
+	p := newPacer(0, 0, 100_000, time.Millisecond)
 	p.now, p.sleep = clk.now, clk.sleep
 	var stop atomic.Bool
 	n := 0
@@ -204,7 +204,7 @@ func TestPacerStops(t *testing.T) {
 	assert.Equal(t, 150, n, "the rest of the batch is not sent once stop is set")
 	assert.Equal(t, int64(150), p.result().Released)
 
-	p = newPacer(0, 100_000, time.Millisecond)
+	p = newPacer(0, 0, 100_000, time.Millisecond)
 	p.now, p.sleep = clk.now, clk.sleep
 	n = 0
 	p.run(&atomic.Bool{}, func(seq uint64, _ int64) bool {
@@ -237,4 +237,28 @@ func TestMergePacers(t *testing.T) {
 	})
 	require.NotNil(t, m)
 	assert.Equal(t, PacerStats{TickUs: 1000, Released: 400, Wakes: 30, MaxBatch: 15, LagMeanMs: 2.5, LagMaxMs: 9}, *m)
+}
+
+// TestPacerPhaseKeepsTheGrid: a publisher's phase (phaseOf) moves its due
+// times, not its wake-ups: those stay on the case's grid from t0, so that
+// the publishers of a case still wake together.
+func TestPacerPhaseKeepsTheGrid(t *testing.T) {
+	const t0, tick = int64(1_000_000), int64(time.Millisecond)
+	phase := -int64(3 * time.Microsecond) // of a 10 µs interval
+	clk := &fakeClock{t: t0}
+	p := newPacer(t0, phase, 100_000, time.Duration(tick))
+	p.now, p.sleep = clk.now, clk.sleep
+	var stop atomic.Bool
+	clk.stop, clk.stopAt = &stop, t0+10*tick
+	var out []sent
+	p.run(&stop, func(seq uint64, due int64) bool {
+		out = append(out, sent{seq: seq, due: due, when: clk.now()})
+		return true
+	})
+	require.NotEmpty(t, out)
+	for _, s := range out {
+		assert.Equal(t, t0+phase+int64(s.seq)*10_000, s.due, "message %d's due time", s.seq)
+		assert.Zero(t, (s.when-t0)%tick, "message %d left off the grid, at t0%+d ns", s.seq, s.when-t0)
+		assert.GreaterOrEqual(t, s.when, s.due)
+	}
 }

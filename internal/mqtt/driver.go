@@ -70,6 +70,13 @@ type Profile struct {
 	// connection (MQTT 5 forbids it; some 3.1.1 brokers do after a
 	// timeout); "" to say nothing.
 	Redelivery string
+	// Unordered, when not empty, says how the broker was measured to
+	// deliver QoS 1/2 messages out of their publish order (MQTT 3.1.1
+	// 4.6 asks for an ordered topic by default); "" where it was not.
+	// Reordering is counted in every record either way; this says it is
+	// the broker's, and the every-combination test then does not fail on
+	// it.
+	Unordered string
 	// MaxPayload is the largest message the broker takes (0: MQTT's own
 	// limit).
 	MaxPayload int
@@ -154,6 +161,9 @@ func New(p Profile, ep driver.Endpoint) (*Driver, error) {
 
 // Profile is the driver's broker profile.
 func (d *Driver) Profile() Profile { return d.p }
+
+// Unordered is the broker's measured reordering (Profile.Unordered).
+func (d *Driver) Unordered() string { return d.p.Unordered }
 
 // Name implements driver.Driver.
 func (d *Driver) Name() string { return d.p.Name }

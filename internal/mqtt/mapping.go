@@ -147,6 +147,9 @@ func mechanism(p Profile, f scenario.Factors) string {
 	if p.Redelivery != "" && q > 0 {
 		parts = append(parts, p.Redelivery)
 	}
+	if p.Unordered != "" && q > 0 {
+		parts = append(parts, p.Unordered)
+	}
 	if f.Selector {
 		parts = append(parts, SelectorAsTopic+" <root>/t<topic>/s<0..99>; a subscriber subscribes to the topics of its 20 values (topic routing, no matching step: as NATS subjects, not a selector)")
 	}

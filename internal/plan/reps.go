@@ -158,6 +158,16 @@ func (p *planner) keys(net, broker string) []rowKey {
 	return ks
 }
 
+// sortPairs sorts network and broker pairs by network, then broker.
+func sortPairs(ps []nb) {
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].net != ps[j].net {
+			return ps[i].net < ps[j].net
+		}
+		return ps[i].broker < ps[j].broker
+	})
+}
+
 func (p *planner) pairs() []nb {
 	seen := map[nb]bool{}
 	for k := range p.rows {
@@ -167,12 +177,7 @@ func (p *planner) pairs() []nb {
 	for k := range seen {
 		out = append(out, k)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].net != out[j].net {
-			return out[i].net < out[j].net
-		}
-		return out[i].broker < out[j].broker
-	})
+	sortPairs(out)
 	return out
 }
 

@@ -93,6 +93,9 @@ type Dataset struct {
 	// Interrupted counts records of interrupted case runs: left out, they
 	// are neither results nor failed repetitions.
 	Interrupted int
+	// Mixing: records of other modes left out, rows split by build and
+	// broker configuration (mixed.go).
+	Mixing Mixing
 
 	// Caveats are the brokers' notes on what their records mean (their
 	// descriptors' Caveats, set by the caller): the report prints those
@@ -103,6 +106,7 @@ type Dataset struct {
 // Build aggregates records. It does no I/O.
 func Build(recs []results.Record) *Dataset {
 	d := &Dataset{index: map[GroupKey]*Group{}}
+	recs, d.Mixing = splitMixed(recs)
 	type acc struct{ pub, sub, lat, p50, p90, p99, p999, max []float64 }
 	accs := map[*Group]*acc{}
 	seenSuite, seenBroker, seenNet, seenRun := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}

@@ -18,6 +18,7 @@ func WriteMarkdown(w io.Writer, d *Dataset, claims []Claim, sources []string) er
 	bw := bufio.NewWriter(w)
 	m := &mdWriter{w: bw}
 	m.header(d, sources)
+	writeMixing(m.w, d.Mixing)
 	m.validity(d)
 	m.claims(d, claims)
 	for _, s := range d.Suites {

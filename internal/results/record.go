@@ -26,11 +26,17 @@ type Record struct {
 	Name   string `json:"name,omitempty"`
 	Rep    int    `json:"rep"` // 1-based
 	Quick  bool   `json:"quick"`
+	// Mode is what made the record (mode.go): paper, capacity-probe or
+	// fixed-load; absent in records of older pslab (the paper's).
+	Mode Mode `json:"mode,omitempty"`
 
 	Broker         string            `json:"broker"`
 	BrokerVersion  string            `json:"broker_version"`
 	BrokerSettings map[string]string `json:"broker_settings,omitempty"`
 	Mechanism      string            `json:"mechanism"`
+	// BrokerConfig identifies the broker's effective configuration (a
+	// hash, config.go); a row mixing two is split by the report.
+	BrokerConfig string `json:"broker_config,omitempty"`
 
 	Network Network `json:"network"`
 
@@ -48,7 +54,14 @@ type Record struct {
 	Throughput *Throughput `json:"throughput,omitempty"`
 	// Filter: kind, n_fltr, n_diff, expected r and the broker mechanism.
 	Filter *FilterInfo `json:"filter,omitempty"`
-	Flags  []Flag      `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
+	// Probe: the offered load and the verdict (capacity-probe and
+	// fixed-load records); FixedLoad: the fraction of the capacity it ran
+	// at; LatencyFloor: the machine's timer resolution measured at the
+	// start of the run (mode.go).
+	Probe        *Probe        `json:"probe,omitempty"`
+	FixedLoad    *FixedLoad    `json:"fixed_load,omitempty"`
+	LatencyFloor *LatencyFloor `json:"latency_floor,omitempty"`
+	Flags        []Flag        `json:"flags,omitempty"` // reasons not to trust the numbers as they stand
 	// Audit checks the delivery guarantees of the case's combination
 	// against its counts, under its faults.
 	Audit []audit.Check      `json:"audit,omitempty"`
@@ -193,6 +206,9 @@ type Phases struct {
 	// ReshapeS is how long putting the link's shaping back after an
 	// unshaped connection set-up took (Settings.ConnectUnshaped).
 	ReshapeS float64 `json:"reshape_s,omitempty"`
+	// QuietWaitS is how long the run waited for processes outside it to
+	// leave the machine before it started (lab Options.QuietWait).
+	QuietWaitS float64 `json:"quiet_wait_s,omitempty"`
 }
 
 // Interrupted reports whether the record's case was cut short by the

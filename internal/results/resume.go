@@ -52,3 +52,18 @@ func SetAsideUnfinished(dir string) error {
 	}
 	return split.supersede()
 }
+
+// SetAside moves the records of the bundle for which aside holds to
+// records.superseded.jsonl (appended, as written), under the bundle's
+// lock, and returns how many it moved: a resumed run sets aside the
+// records of another pslab build or broker configuration, whose rows
+// start over.
+func (b *Bundle) SetAside(aside func(*Record) bool) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	split, err := splitRecords(b.Dir, aside)
+	if err != nil {
+		return 0, err
+	}
+	return split.aside, split.supersede()
+}

@@ -186,6 +186,9 @@ func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, er
 	if err != nil {
 		return driver.Endpoint{}, err
 	}
+	if err := pinSyncTimeouts(filepath.Join(a.InstanceDir(), "etc", "broker.xml")); err != nil {
+		return driver.Endpoint{}, fmt.Errorf("artemis: %w", err)
+	}
 	if err := a.upgradeAcceptors(); err != nil {
 		return driver.Endpoint{}, err
 	}

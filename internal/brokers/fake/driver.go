@@ -89,14 +89,23 @@ func (p *publisher) Publish(ctx context.Context, m driver.Message) error {
 			return err
 		}
 	}
-	srv.route(prefix, topic, m)
+	if srv.knobs.ServiceRate > 0 {
+		srv.enqueue(prefix, topic, m)
+	} else {
+		srv.route(prefix, topic, m)
+	}
 	p.sent++
 	srv.stats.Published++
 	return nil
 }
 
-// Flush releases what ReorderEvery holds: everything sent is routed.
-func (p *publisher) Flush(context.Context) error {
+// Flush waits until the broker has served what the case sent (its
+// inbox, ServiceRate) and releases what ReorderEvery holds: everything
+// sent is routed.
+func (p *publisher) Flush(ctx context.Context) error {
+	if err := p.srv.served(ctx, p.spec.Case.Prefix); err != nil {
+		return err
+	}
 	p.srv.releaseHeld(p.spec.Case.Prefix)
 	return nil
 }

@@ -104,6 +104,11 @@ func (b *Broker) Settings() map[string]string {
 		"drop_every": strconv.Itoa(k.DropEvery), "duplicate_every": strconv.Itoa(k.DuplicateEvery),
 		"reorder_every": strconv.Itoa(k.ReorderEvery), "slow_subscribers": strconv.Itoa(k.SlowSubscribers),
 		"slow_delay": k.SlowDelay.String(), "fail_publish_after": strconv.Itoa(k.FailPublishAfter),
-		"max_queue": strconv.Itoa(k.MaxQueue),
+		"max_queue": strconv.Itoa(k.MaxQueue), "service_rate": strconv.FormatFloat(k.ServiceRate, 'g', -1, 64),
 	}
+}
+
+// EffectiveConfig implements broker.Configured: the knobs.
+func (b *Broker) EffectiveConfig() (map[string]string, map[string][]byte, error) {
+	return b.Settings(), nil, nil
 }

@@ -40,6 +40,12 @@ type Knobs struct {
 	// a publisher whose message would exceed it waits (flow control).
 	// Default 65536.
 	MaxQueue int
+	// ServiceRate, when positive, is the broker's service capacity in
+	// messages per second: published messages wait in the broker's inbox
+	// and are routed one every 1/ServiceRate seconds (service.go), so an
+	// offered load above it builds a backlog at the broker and a capacity
+	// search has a capacity to find. 0: routed at once.
+	ServiceRate float64
 }
 
 // Stats count what the fake did, over all subscriptions.
@@ -66,6 +72,9 @@ type server struct {
 	subs     map[*subscription]struct{}
 	durables map[string]*subscription // by client id + durable name
 	stats    Stats
+	// inbox holds published messages waiting for service (ServiceRate).
+	inbox   []inboxed
+	serving bool // the service goroutine runs
 }
 
 func newServer(k Knobs) *server {
@@ -197,6 +206,13 @@ func (srv *server) wait(ctx context.Context) error {
 func (srv *server) purge(prefix string) {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
+	inbox := srv.inbox[:0]
+	for _, in := range srv.inbox {
+		if !strings.HasPrefix(in.prefix, prefix) {
+			inbox = append(inbox, in)
+		}
+	}
+	srv.inbox = inbox
 	for s := range srv.subs {
 		if !strings.HasPrefix(s.prefix, prefix) {
 			continue

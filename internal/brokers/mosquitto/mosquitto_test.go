@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,10 +132,10 @@ func TestHeldCountsWhatAnAbsentDurableSubscriberIsOwed(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 37, h.Backlog, h.Source)
 
-	got := 0
-	sub, err = d.Subscriber(ctx, spec, func(driver.Delivery) { got++ })
+	var got atomic.Int64
+	sub, err = d.Subscriber(ctx, spec, func(driver.Delivery) { got.Add(1) })
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return got == 37 }, 10*time.Second, 10*time.Millisecond, "the session resumes with its backlog")
+	require.Eventually(t, func() bool { return got.Load() == 37 }, 10*time.Second, 10*time.Millisecond, "the session resumes with its backlog")
 	require.NoError(t, sub.Close())
 	require.NoError(t, d.Purge(ctx, "pslab-held"))
 	h, err = d.Held(ctx, cs)

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"pslab/internal/lab"
+	"pslab/internal/results"
+)
+
+func capacityCmd(args ...string) (string, error) {
+	c := newCapacityCmd()
+	var buf bytes.Buffer
+	c.SetArgs(args)
+	c.SetErr(&buf)
+	c.SetOut(&buf)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	err := c.Execute()
+	return buf.String(), err
+}
+
+const capacitySuite = `suite: capcli
+brokers: [fake]
+networks: [wireline]
+defaults:
+  warmup: 100ms
+  window: 300ms
+  drain: 300ms
+cases:
+  - id: "01"
+    subscribers: 2
+`
+
+// TestCapacityFlagsAreCheckedFirst: every bad capacity flag is named,
+// all at once, as bad input, and nothing runs.
+func TestCapacityFlagsAreCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
+	_, err := capacityCmd(suite, "--out", filepath.Join(dir, "out"), "--resolution", "x", "--loads", "50,120",
+		"--latency-bound", "nosuch=1s", "--phases", "wireline=1s", "--ci", "5%", "--busy-attempts", "0")
+	require.Error(t, err)
+	assert.True(t, isBadInput(err))
+	for _, want := range []string{"--resolution", "--loads: 120 %", "--latency-bound nosuch=1s", "--phases wireline=1s", "--ci:", "--busy-attempts"} {
+		assert.ErrorContains(t, err, want)
+	}
+	_, err = os.Stat(filepath.Join(dir, "out"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// TestCapacityCommandOnFake: pslab capacity on the in-memory fake writes
+// every probe as a record, CAPACITY.md, capacity.csv and capacity.json,
+// and a run.json that pslab capacity --resume continues (nothing left)
+// and pslab run --resume refuses; pslab capacity table writes the
+// tables again.
+func TestCapacityCommandOnFake(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
+	out := filepath.Join(dir, "out")
+	log, err := capacityCmd(suite, "--out", out, "--lab", "capcli", "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
+		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
+	require.NoError(t, err, log)
+	assert.Contains(t, log, "latency floor:")
+	assert.Contains(t, log, "elapsed", "progress with the run's ETA")
+	recs, err := results.Read(out)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	for _, r := range recs {
+		assert.Equal(t, results.ModeCapacityProbe, r.Mode)
+		require.NotNil(t, r.Probe)
+		assert.Positive(t, r.Probe.OfferedPerS)
+	}
+	for _, f := range []string{"CAPACITY.md", "capacity.csv", "capacity.json", lab.RunInfoFile} {
+		_, err := os.Stat(filepath.Join(out, f))
+		assert.NoError(t, err, f)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "CAPACITY.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "| fake | wireline |")
+	info, err := lab.ReadRunInfo(out)
+	require.NoError(t, err)
+	assert.Equal(t, capacityCommand, info.Command)
+
+	_, err = runCmd("--resume", out)
+	assert.True(t, isBadInput(err))
+	assert.ErrorContains(t, err, "resume it with pslab capacity --resume")
+
+	log, err = capacityCmd("--resume", out, "--lab", "capcli")
+	require.NoError(t, err, log)
+	assert.Contains(t, log, "every repetition finished")
+	again, err := results.Read(out)
+	require.NoError(t, err)
+	assert.Len(t, again, len(recs), "nothing ran again")
+
+	table := filepath.Join(dir, "t.md")
+	log, err = capacityCmd("table", out, "--out", table)
+	require.NoError(t, err, log)
+	b, err := os.ReadFile(table)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "## Capacity per row")
+}
+
+// TestCapacityRefusesWhatABrokerCannotExpress: a case an MQTT broker has
+// no mapping for (non-persistent delivery is QoS 0, which acknowledges
+// nothing: ack client cannot be expressed) is refused with the reason as
+// bad input before anything runs, as pslab run refuses it.
+func TestCapacityRefusesWhatABrokerCannotExpress(t *testing.T) {
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(`suite: capmqtt
+brokers: [mosquitto]
+networks: [wireline]
+cases:
+  - {id: "01", subscription: non-durable, delivery: non-persistent, ack: client}
+`), 0o644))
+	out := filepath.Join(dir, "out")
+	_, err := capacityCmd(suite, "--out", out, "--quiet-wait", "0")
+	require.Error(t, err)
+	assert.True(t, isBadInput(err))
+	assert.ErrorContains(t, err, "case 01 on mosquitto")
+	assert.ErrorContains(t, err, "QoS 0")
+	_, err = os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
