@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"pslab/internal/brokers"
 	"pslab/internal/lab"
+	"pslab/internal/metrics"
 	"pslab/internal/report"
 	"pslab/internal/results"
 	"pslab/netem/linkinfo"
@@ -16,13 +19,13 @@ import (
 func newBundleCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bundle",
-		Short: "Work on run bundles: set rows aside, where the wall time went, link bounds",
+		Short: "Work on run bundles: set rows aside, where the wall time went, link bounds, CPU per message",
 		Long: `Commands over run bundles (a directory with records.jsonl, hist/ and
 records.superseded.jsonl): set case rows aside so a resumed run runs them
-again, sum where a run's wall time went, and set core NATS throughput
-against the bound of the emulated link.`,
+again, sum where a run's wall time went, set core NATS throughput
+against the bound of the emulated link, and what a message cost in CPU.`,
 	}
-	cmd.AddCommand(newSetAsideCmd(), newWallTimeCmd(), newLinkBoundCmd(), newFramesCmd())
+	cmd.AddCommand(newSetAsideCmd(), newWallTimeCmd(), newLinkBoundCmd(), newFramesCmd(), newCPUCmd())
 	return cmd
 }
 
@@ -159,6 +162,98 @@ them.`,
 			return nil
 		},
 	}
+}
+
+func newCPUCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cpu RESULTS...",
+		Short: "What one delivered message cost the load client and the broker in CPU, per record",
+		Long: `For each record, the load client's and the broker's mean CPU over the
+window (resources.client_cpu_pct, broker_cpu_pct; 100 = one core) divided
+by the subscribers' throughput in it (result.sub_tput): CPU microseconds
+per delivered message. The client publishes and subscribes, so its cost
+covers a message sent and received. One line per record, after a header:
+case, repetition, broker, network, offered rate per publisher (0:
+saturating), subscriber msg/s, client CPU %, broker CPU %, CPU % used
+outside the run (other), client and broker µs per message, the
+open-loop pacer's tick (µs) and mean lag (ms; - when saturating), and the
+mean latency (ms). Then one line per case, broker and network: the
+repetitions, the mean client and broker µs per message, each with the
+half-width of its 95 % confidence interval (Student's t; "-" for one
+repetition), and the mean subscriber msg/s. A failed record, or one
+without CPU samples, is refused with the reason (exit 2).
+scripts/client-cost.sh reads it.`,
+		Example: "  pslab bundle cpu results/client-cost/records/after",
+		Args:    argsCheck(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			recs, err := report.ReadRecords(args...)
+			if err != nil {
+				return badInput(err)
+			}
+			return writeCPUCosts(cmd, recs)
+		},
+	}
+}
+
+func writeCPUCosts(cmd *cobra.Command, recs []results.Record) error {
+	if len(recs) == 0 {
+		return badInputf("no records")
+	}
+	var errs []error
+	costs := make([]results.CPUCost, len(recs))
+	for i := range recs {
+		c, err := results.CPUCostOf(&recs[i])
+		if err != nil {
+			errs = append(errs, err)
+		}
+		costs[i] = c
+	}
+	if len(errs) > 0 {
+		return badInput(errors.Join(errs...))
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, "case rep broker network rate sub_tput client_cpu_pct broker_cpu_pct other_cpu_pct client_us_msg broker_us_msg pacer_tick_us pacer_lag_ms latency_ms")
+	for i := range recs {
+		r, c := &recs[i], costs[i]
+		tick, lag := "-", "-"
+		if p := r.Result.Pacer; p != nil {
+			tick, lag = fmt.Sprintf("%.0f", p.TickUs), fmt.Sprintf("%.3f", p.LagMeanMs)
+		}
+		fmt.Fprintf(out, "%s %d %s %s %g %.1f %.2f %.2f %.2f %.3f %.3f %s %s %.3f\n",
+			r.CaseID, r.Rep, r.Broker, r.Network.Profile, r.Settings.Rate, c.SubTput, c.ClientCPU, c.BrokerCPU,
+			c.OtherCPU, c.ClientUsMsg, c.BrokerUsMsg, tick, lag, r.Result.Latency.MeanMs)
+	}
+	type row struct{ cas, broker, network string }
+	var order []row
+	by := map[row][]results.CPUCost{}
+	for i := range recs {
+		k := row{recs[i].CaseID, recs[i].Broker, recs[i].Network.Profile}
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], costs[i])
+	}
+	fmt.Fprintln(out, "# case broker network reps client_us_msg ci95 broker_us_msg ci95 sub_tput")
+	for _, k := range order {
+		cs := by[k]
+		var cl, br, tp []float64
+		for _, c := range cs {
+			cl, br, tp = append(cl, c.ClientUsMsg), append(br, c.BrokerUsMsg), append(tp, c.SubTput)
+		}
+		cm, cci := metrics.MeanCI95(cl)
+		bm, bci := metrics.MeanCI95(br)
+		tm, _ := metrics.MeanCI95(tp)
+		fmt.Fprintf(out, "# %s %s %s %d %.3f %s %.3f %s %.1f\n", k.cas, k.broker, k.network, len(cs), cm, ciText(cci), bm, ciText(bci), tm)
+	}
+	return nil
+}
+
+// ciText is a confidence half-width, "-" when there is none (one value).
+func ciText(hw float64) string {
+	if math.IsNaN(hw) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", hw)
 }
 
 // wireBytes is what one message of r's case puts on the wire, by r's

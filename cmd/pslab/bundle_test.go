@@ -108,6 +108,24 @@ func TestFramesAskTheBroker(t *testing.T) {
 	assert.ErrorContains(t, err, "pslab cannot say what one fake message puts on the wire")
 }
 
+// TestCPUPerMessage: a line per record with the client's and broker's
+// CPU over the window per delivered message, then a summary per row; a
+// record without CPU samples is refused.
+func TestCPUPerMessage(t *testing.T) {
+	out, err := runNew(t, newCPUCmd, "", "../../results/smoke")
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// smoke case 01 on NATS: 70.42 % of a core over 520,841.7 msg/s.
+	assert.Contains(t, lines, "01 1 nats wireline 0 520841.7 70.42 77.50 0.00 1.352 1.488 - - 183.891")
+	assert.Contains(t, lines, "# 01 nats wireline 1 1.352 - 1.488 - 520841.7")
+	dir := t.TempDir()
+	b, err := results.Create(dir)
+	require.NoError(t, err)
+	require.NoError(t, b.Append(&results.Record{Schema: 1, Suite: "s", CaseID: "01", Rep: 1, Broker: "fake", Network: results.Network{Profile: "wireline"}, Result: &record.Result{SubTput: 10}}))
+	_, err = runNew(t, newCPUCmd, "", dir)
+	assert.ErrorContains(t, err, "case 01 rep 1: no CPU samples of the load client")
+}
+
 // TestPlanCapacityBudget: the command reads a bundle's capacity records
 // and projects; a bundle of paper-mode records only is refused.
 func TestPlanCapacityBudget(t *testing.T) {

@@ -28,37 +28,19 @@ type pubState struct {
 	sentTo [][]atomic.Int64
 	// sentToWindow counts the same for messages sent inside the window.
 	sentToWindow [][]atomic.Int64
+	// pacer is what the open-loop pacer did (rate > 0), once stopped.
+	pacer PacerStats
 }
 
 // publishLoop sends until stop is set: saturating (no think time) or, with
-// a rate, open loop with latency measured from the intended send time
-// (coordinated-omission correction).
+// a rate, open loop on a pacer (pacer.go): latency is measured from each
+// message's due time (coordinated-omission correction).
 func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t0 int64) {
 	c := r.cfg.Case
-	var interval int64
-	if c.Rate > 0 {
-		interval = int64(float64(time.Second) / c.Rate)
-	}
-	next := t0
-	var seq uint64
 	var buf []byte
 	bc, ok := p.conn.(driver.BodyCopier)
 	reuse := ok && bc.CopiesBody()
-	for !stop.Load() {
-		var sentAt int64
-		if interval > 0 {
-			next += interval
-			if wait := next - now(); wait > 0 {
-				time.Sleep(time.Duration(wait))
-			}
-			if stop.Load() {
-				break
-			}
-			sentAt = next
-		} else {
-			sentAt = now()
-		}
-		seq++
+	send := func(seq uint64, sentAt int64) bool {
 		sel := -1
 		switch {
 		case c.Selector:
@@ -68,7 +50,7 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 		}
 		topic := c.TopicOfMessage(p.id, seq)
 		if !r.inflight.admit(ctx, stop, topic, max(sel, 0)) {
-			break
+			return false
 		}
 		// A fresh buffer per message unless the driver copies it: drivers
 		// may keep the body after Publish returns (async PubAcks, STOMP
@@ -86,7 +68,7 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 			// The publisher stops, but what it sent before still has to
 			// reach the broker: it flushes like the others (within the
 			// drain's bound), or those sends would count as lost.
-			break
+			return false
 		}
 		p.sent.Add(1)
 		p.sentTo[topic][max(sel, 0)].Add(1)
@@ -95,6 +77,19 @@ func (r *run) publishLoop(ctx context.Context, p *pubState, stop *atomic.Bool, t
 			p.sentToWindow[topic][max(sel, 0)].Add(1)
 		}
 		r.pubSeries.Add(time.Duration(sentAt-r.seriesStart), 1)
+		return true
+	}
+	if c.Rate > 0 {
+		tick := paceTick(c.Rate * float64(len(r.pubs)))
+		if c.PaceTickSet {
+			tick = c.PaceTick
+		}
+		pc := newPacer(t0, r.phaseOf(p), c.Rate, tick)
+		pc.run(stop, send)
+		p.pacer = pc.result()
+	} else {
+		for seq := uint64(1); !stop.Load() && send(seq, now()); seq++ {
+		}
 	}
 	if err := p.conn.Flush(ctx); err != nil && ctx.Err() == nil {
 		r.noteErr(err)
@@ -199,6 +194,11 @@ func (r *run) result(start time.Time, complete bool) *Result {
 		res.PubTput += float64(p.sentInWindow) / w
 	}
 	cnt.PublishErrors = r.publishErrors.Load()
+	pacers := make([]PacerStats, len(r.pubs))
+	for i, p := range r.pubs {
+		pacers[i] = p.pacer
+	}
+	res.Pacer = mergePacers(pacers)
 	res.InFlightStalls, res.InFlightPeak = r.inflight.counts()
 	cnt.Expected = r.expected()
 	for _, s := range r.subs {

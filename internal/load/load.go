@@ -282,7 +282,7 @@ func (r *run) measure(ctx context.Context) *Result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.publishLoop(pctx, p, &stop, t0+r.phaseOf(p))
+			r.publishLoop(pctx, p, &stop, t0)
 		}()
 	}
 	waitFaults := r.startFaults(ctx, start)

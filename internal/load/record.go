@@ -6,6 +6,7 @@ import "pslab/internal/record"
 // these types, the analysis side reads them without importing load.
 type (
 	Result       = record.Result
+	PacerStats   = record.PacerStats
 	Counts       = record.Counts
 	Accounting   = record.Accounting
 	Drain        = record.Drain

@@ -89,6 +89,9 @@ type Result struct {
 	InFlightStalls int64  `json:"in_flight_stalls,omitempty"`
 	Unclosed       int    `json:"unclosed,omitempty"`
 	FirstError     string `json:"first_error,omitempty"`
+	// Pacer is what the open-loop pacer did (a case with a rate;
+	// internal/load, pacer.go).
+	Pacer *PacerStats `json:"pacer,omitempty"`
 	// Faults are the case's scheduled faults as they happened.
 	Faults []FaultResult `json:"faults,omitempty"`
 	// Promises are what the case's mechanism promised (driver.Promiser),
@@ -170,4 +173,22 @@ type FaultResult struct {
 	// no backlog).
 	Backlog  int64   `json:"backlog"`
 	CatchupS float64 `json:"catchup_s"`
+}
+
+// PacerStats is what an open-loop case's pacers did (Result.Pacer; internal/load, pacer.go).
+// Released counts the messages released and Wakes the wake-ups that
+// released some (summed over publishers), MaxBatch the most one publisher
+// released at one wake-up. LagMeanMs and LagMaxMs are how late messages
+// were released after their due time (from the wake-up's clock reading:
+// the message left at or after it): latency, counted from the due time,
+// includes this lag. About half a tick on average is the pacer's own; a
+// lag well above the tick means the publishers fell behind their schedule
+// (the client's CPU or flow control held them).
+type PacerStats struct {
+	TickUs    float64 `json:"tick_us"`
+	Released  int64   `json:"released"`
+	Wakes     int64   `json:"wakes"`
+	MaxBatch  int64   `json:"max_batch"`
+	LagMeanMs float64 `json:"lag_mean_ms"`
+	LagMaxMs  float64 `json:"lag_max_ms"`
 }

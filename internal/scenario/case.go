@@ -18,6 +18,12 @@ type Case struct {
 	Drain  time.Duration `json:"-"`
 	// Rate is msgs/s per publisher; 0 saturates (no think time).
 	Rate float64 `json:"rate"`
+	// PaceTick, when PaceTickSet, is the open-loop pacer's tick (0: a
+	// wake-up for every message); otherwise the pacer chooses it from
+	// the case's total rate (internal/load, pacer.go). The tick used is
+	// in the record (result.pacer.tick_us).
+	PaceTick    time.Duration `json:"-"`
+	PaceTickSet bool          `json:"-"`
 	// PublishWindow is the flow-control window (unconfirmed sends per publisher).
 	PublishWindow int `json:"publish_window"`
 	// DeliveryWindow bounds each subscriber's deliveries in flight (sent

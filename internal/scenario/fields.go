@@ -77,6 +77,22 @@ var caseSetters = map[string]setter{
 		c.Rate = v
 		return nil
 	},
+	"pace_tick": func(c *Case, n *yaml.Node) error {
+		s, err := scalar(n)
+		if err != nil {
+			return err
+		}
+		if s == "auto" {
+			c.PaceTick, c.PaceTickSet = 0, false
+			return nil
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not auto or a duration (e.g. 1ms, 250us; 0 = wake for every message)", s)
+		}
+		c.PaceTick, c.PaceTickSet = d, true
+		return nil
+	},
 	"faults": setFaults,
 	"paper": func(c *Case, n *yaml.Node) error {
 		if n.Kind != yaml.MappingNode {
@@ -223,6 +239,9 @@ func (c *Case) validate() []violation {
 	}
 	if c.Rate < 0 {
 		add("rate", "rate must not be negative (0 = saturate), got %g", c.Rate)
+	}
+	if c.PaceTickSet && c.PaceTick < 0 {
+		add("pace_tick", "pace_tick must not be negative (auto, or 0 = wake for every message), got %s", c.PaceTick)
 	}
 	if c.PublishWindow < 0 {
 		add("publish_window", "publish_window must not be negative (0 = driver default), got %d", c.PublishWindow)

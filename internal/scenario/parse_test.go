@@ -215,3 +215,38 @@ func TestEmptyFileSaysSoWithALine(t *testing.T) {
 		}
 	}
 }
+
+// TestPaceTick: pace_tick is auto (the default: the pacer chooses), 0 (a
+// wake-up per message) or a duration; anything else is refused with its
+// line.
+func TestPaceTick(t *testing.T) {
+	src := `suite: t
+defaults: {rate: 1000}
+cases:
+  - id: a
+  - id: b
+    pace_tick: 0
+  - id: c
+    pace_tick: 250us
+  - id: d
+    pace_tick: 3ms
+    quick: {pace_tick: auto}
+`
+	s, err := Parse("t.yaml", []byte(src), Options{})
+	require.NoError(t, err)
+	got := map[string][2]any{}
+	for _, c := range s.Cases {
+		got[c.ID] = [2]any{c.PaceTickSet, c.PaceTick}
+	}
+	assert.Equal(t, map[string][2]any{
+		"a": {false, time.Duration(0)}, "b": {true, time.Duration(0)},
+		"c": {true, 250 * time.Microsecond}, "d": {true, 3 * time.Millisecond},
+	}, got)
+	q, err := Parse("t.yaml", []byte(src), Options{Quick: true})
+	require.NoError(t, err)
+	assert.False(t, q.Cases[3].PaceTickSet, "quick's auto undoes the case's tick")
+
+	lines := strings.Join(errorLines(t, "suite: bad\ncases:\n  - pace_tick: soon\n  - pace_tick: -1ms\n"), "\n")
+	assert.Contains(t, lines, `bad.yaml:3: pace_tick: "soon" is not auto or a duration`)
+	assert.Contains(t, lines, "bad.yaml:4: pace_tick must not be negative")
+}

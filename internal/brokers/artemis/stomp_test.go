@@ -3,6 +3,8 @@ package artemis
 import (
 	"context"
 	"errors"
+	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -440,5 +442,69 @@ func TestHeartBeatFollowsTheStallTolerance(t *testing.T) {
 	}
 	if m := d.Mechanism(scenario.Factors{}); !strings.Contains(m, "heart-beat:60000,0 (Artemis closes a connection that sends nothing for 2m0s)") {
 		t.Errorf("mechanism does not name the heart-beat: %s", m)
+	}
+}
+
+// countingDialer dials TCP and counts the writes on the connections it
+// made.
+type countingDialer struct{ writes atomic.Int64 }
+
+func (d *countingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, d: d}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	d *countingDialer
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.d.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestPublisherCoalescesWrites: SEND frames published back to back (an
+// open-loop batch) leave in a few writes, not one each, in order, and a
+// flush's receipt marker follows them all.
+func TestPublisherCoalescesWrites(t *testing.T) {
+	s := newFakeSTOMP(t, false)
+	ep := s.endpoint()
+	dial := &countingDialer{}
+	ep.Dialer = dial
+	d, _ := NewSTOMP(ep)
+	ctx := context.Background()
+	pub, err := d.Publisher(ctx, driver.PubSpec{Case: driver.CaseSpec{Prefix: "pslab-t", Factors: baseFactors()}, Window: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	// One P, as the load client on its own core: the flusher runs when the
+	// publisher stops.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	before := dial.writes.Load()
+	const n = 200
+	for i := range n {
+		if err := pub.Publish(ctx, driver.Message{Body: []byte{byte(i)}, Sel: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w := dial.writes.Load() - before; w > n/10 {
+		t.Errorf("%d writes for %d sends and a flush: not coalesced", w, n)
+	}
+	for i := range n {
+		f := s.next()
+		if f.Command != frame.SEND || len(f.Body) != 1 || f.Body[0] != byte(i) {
+			t.Fatalf("frame %d: %s %q, want SEND %d in order", i, f.Command, f.Body, i)
+		}
+	}
+	if f := s.next(); f.Command != frame.BEGIN {
+		t.Fatalf("after the sends: %s, want the flush's BEGIN", f.Command)
 	}
 }
