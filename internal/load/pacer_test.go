@@ -33,7 +33,8 @@ func (c *fakeClock) sleep(d time.Duration) {
 }
 
 // sent is one message as the pacer handed it over: its sequence number,
-// its due time and the clock when it was sent.
+// its scheduled time (the first tick at or after its due time) and the
+// clock when it was sent.
 type sent struct {
 	seq       uint64
 	due, when int64
@@ -69,10 +70,21 @@ func dueBy(start int64, rate float64, t int64) int {
 	return n
 }
 
+// scheduledBy counts the messages of p scheduled (on their tick) at or
+// before t: what an exact pacer has sent by then.
+func scheduledBy(p *pacer, t int64) int {
+	n := 0
+	for k := uint64(1); p.wakeFor(p.due(k)) <= t; k++ {
+		n++
+	}
+	return n
+}
+
 // TestPacerOffersExactlyTheRate: over ten seconds of (fake) time the pacer
-// releases exactly the messages due, whatever the tick and however late
-// the wake-ups; every message carries its own due time, spaced by 1/rate
-// from the start, and none leaves before it is due.
+// releases exactly the messages scheduled, whatever the tick and however
+// late the wake-ups; every message carries the first tick at or after its
+// due time (due times spaced by 1/rate from the start), and none leaves
+// before it is scheduled.
 func TestPacerOffersExactlyTheRate(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -92,24 +104,27 @@ func TestPacerOffersExactlyTheRate(t *testing.T) {
 			p, out := runPacer(clk, start, tc.rate, tc.tick, end, nil)
 			require.NotEmpty(t, out)
 			last := out[len(out)-1].when
-			assert.Equal(t, dueBy(start, tc.rate, last), len(out), "exactly the messages due by the last send")
-			assert.InDelta(t, tc.rate*10, len(out), 1+tc.rate*float64(tc.oversleep+tc.tick)/1e9,
+			assert.Equal(t, scheduledBy(p, last), len(out), "exactly the messages scheduled by the last send")
+			assert.InDelta(t, tc.rate*10, len(out), 1+tc.rate*float64(tc.oversleep+2*tc.tick)/1e9,
 				"ten seconds at the rate, up to the last wake-up's lateness")
 			interval := float64(time.Second) / tc.rate
 			for i, s := range out {
 				switch {
 				case s.seq != uint64(i+1):
 					t.Fatalf("message %d has sequence number %d: not contiguous", i+1, s.seq)
-				case s.due != start+int64(float64(s.seq)*interval):
-					t.Fatalf("message %d is stamped %d, not its due time %d", s.seq, s.due, start+int64(float64(s.seq)*interval))
+				case s.due != p.wakeFor(start+int64(float64(s.seq)*interval)):
+					t.Fatalf("message %d is stamped %d, not its tick %d", s.seq, s.due, p.wakeFor(start+int64(float64(s.seq)*interval)))
+				case s.due < start+int64(float64(s.seq)*interval) || (tc.tick > 0 && s.due-start-int64(float64(s.seq)*interval) >= int64(tc.tick)):
+					t.Fatalf("message %d is stamped %d, not within a tick after its due time", s.seq, s.due)
 				case s.when < s.due:
-					t.Fatalf("message %d left at %d, before it was due at %d", s.seq, s.when, s.due)
-				case i > 0 && math.Abs(float64(s.due-out[i-1].due)-interval) > 1:
-					t.Fatalf("messages %d and %d are due %d ns apart, not 1/rate (%g ns)", i, s.seq, s.due-out[i-1].due, interval)
+					t.Fatalf("message %d left at %d, before it was scheduled at %d", s.seq, s.when, s.due)
+				case i > 0 && s.due < out[i-1].due:
+					t.Fatalf("messages %d and %d are scheduled out of order", i, s.seq)
 				}
 			}
-			// Any second of due times holds the rate's messages, to within
-			// one (two pointers over the due times, which only grow).
+			// Any second of scheduled times holds the rate's messages, to
+			// within one tick's (two pointers over the scheduled times,
+			// which only grow).
 			lo, hi := 0, 0
 			for from := start; from+1e9 <= out[len(out)-1].due; from += 250e6 {
 				for lo < len(out) && out[lo].due <= from {
@@ -118,7 +133,7 @@ func TestPacerOffersExactlyTheRate(t *testing.T) {
 				for hi < len(out) && out[hi].due <= from+1e9 {
 					hi++
 				}
-				assert.InDelta(t, tc.rate, hi-lo, 1, "messages due in (%d, %d]", from, from+1e9)
+				assert.InDelta(t, tc.rate, hi-lo, 1+math.Ceil(tc.rate*float64(tc.tick)/1e9), "messages scheduled in (%d, %d]", from, from+1e9)
 			}
 			st := p.result()
 			assert.Equal(t, int64(len(out)), st.Released)
@@ -149,7 +164,7 @@ func TestPacerBatchesPerTick(t *testing.T) {
 		assert.Zero(t, w%int64(tick), "a wake-up off the grid at %d", w)
 		assert.Equal(t, 100, n, "the batch at %d", w)
 	}
-	assert.InDelta(t, 0.5, st.LagMeanMs, 0.01, "due times are spread evenly over the tick: half a tick late on average")
+	assert.Zero(t, st.LagMeanMs, "punctual wake-ups release every message on its tick: the batching adds no lag to the latency")
 	assert.Equal(t, int(st.Wakes)+1, clk.sleeps, "one sleep per tick (and the last one past the end), none per message")
 }
 
@@ -178,11 +193,12 @@ func TestPacerCatchesUpAfterAStall(t *testing.T) {
 			lateByHalf++
 		}
 	}
-	assert.InDelta(t, 0.15*rate, lateByHalf, 0.001*rate+1,
+	assert.InDelta(t, 0.15*rate, lateByHalf, 0.002*rate+1,
 		"the messages due in the stall's first 150 ms are sent when it ends, late by at least 150 ms (their own due times)")
 	for i := int(stallSeq); i < len(out); i++ {
 		require.Equal(t, out[i-1].seq+1, out[i].seq)
-		require.InDelta(t, float64(time.Second)/rate, float64(out[i].due-out[i-1].due), 1)
+		require.GreaterOrEqual(t, out[i].due, out[i-1].due, "scheduled in order")
+		require.Less(t, out[i].due-(int64(out[i].seq)*int64(time.Second)/rate), int64(time.Millisecond), "scheduled within a tick after its due time")
 	}
 }
 
@@ -257,7 +273,8 @@ func TestPacerPhaseKeepsTheGrid(t *testing.T) {
 	})
 	require.NotEmpty(t, out)
 	for _, s := range out {
-		assert.Equal(t, t0+phase+int64(s.seq)*10_000, s.due, "message %d's due time", s.seq)
+		assert.Equal(t, p.wakeFor(t0+phase+int64(s.seq)*10_000), s.due, "message %d's tick", s.seq)
+		assert.Zero(t, (s.due-t0)%tick, "message %d scheduled off the grid", s.seq)
 		assert.Zero(t, (s.when-t0)%tick, "message %d left off the grid, at t0%+d ns", s.seq, s.when-t0)
 		assert.GreaterOrEqual(t, s.when, s.due)
 	}

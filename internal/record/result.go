@@ -179,11 +179,12 @@ type FaultResult struct {
 // Released counts the messages released and Wakes the wake-ups that
 // released some (summed over publishers), MaxBatch the most one publisher
 // released at one wake-up. LagMeanMs and LagMaxMs are how late messages
-// were released after their due time (from the wake-up's clock reading:
-// the message left at or after it): latency, counted from the due time,
-// includes this lag. About half a tick on average is the pacer's own; a
-// lag well above the tick means the publishers fell behind their schedule
-// (the client's CPU or flow control held them).
+// were released after the tick they were scheduled for (from the wake-up's
+// clock reading: the message left at or after it): latency, counted from
+// that tick, includes this lag. A lag of a tick or more means the
+// publishers fell behind their schedule (the client's CPU or flow control
+// held them). Records made before 2026-11-26 evening counted from the due
+// time: their lag includes about half a tick of the pacer's own wait.
 type PacerStats struct {
 	TickUs    float64 `json:"tick_us"`
 	Released  int64   `json:"released"`

@@ -174,9 +174,15 @@ func TestPublisherUnreceivedCountsSendsNotAtTheServer(t *testing.T) {
 			assert.Equal(t, int64(sent), n, "nothing reached the server")
 			require.NoError(t, dialer.ResumeWrites())
 			require.NoError(t, p.Flush(ctx))
-			n, err = ur.Unreceived(ctx)
-			require.NoError(t, err)
-			assert.Zero(t, n, "after the flush the server has every send")
+			// nats-server answers the flush's PING while parsing the buffer
+			// that holds it, and adds the buffer's messages to the
+			// connection's in_msgs (what connz reports) only after the
+			// whole buffer: a reading right after the PONG may miss the
+			// last buffer's (a busy machine saw 38 of 300). It catches up.
+			assert.Eventually(t, func() bool {
+				n, err = ur.Unreceived(ctx)
+				return err == nil && n == 0
+			}, 20*time.Second, 20*time.Millisecond, "after the flush the server has every send (last reading %d, %v)", n, err)
 		})
 	}
 }
