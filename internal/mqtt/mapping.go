@@ -60,15 +60,8 @@ func supports(p Profile, f scenario.Factors) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%s over %s: %s: %w", p.Name, p.Version, fmt.Sprintf(format, a...), driver.ErrUnsupported)
 	}
-	switch f.Subscription {
-	case scenario.Durable, scenario.NonDurable:
-	default:
-		return bad("no MQTT mapping for subscription %q", f.Subscription)
-	}
-	switch f.Delivery {
-	case scenario.Persistent, scenario.NonPersistent:
-	default:
-		return bad("no MQTT mapping for delivery %q", f.Delivery)
+	if why := driver.ShapeRefusal(f); why != "" {
+		return bad("%s", why)
 	}
 	switch f.Ack {
 	case scenario.AckAuto, scenario.AckDupsOK, scenario.AckClient, scenario.AckExactlyOnce:
@@ -82,18 +75,6 @@ func supports(p Profile, f scenario.Factors) error {
 	}
 	if f.Ack == scenario.AckExactlyOnce && p.QoS2Refusal != "" {
 		return bad("ack exactly-once (QoS 2): %s", p.QoS2Refusal)
-	}
-	switch f.Body {
-	case scenario.BodyBytes, scenario.BodyText, scenario.BodyMap, scenario.BodyStream, scenario.BodyObject:
-	default:
-		return bad("no codec for body type %q", f.Body)
-	}
-	if f.Topics < 1 || f.Publishers < 1 || f.Subscribers < 0 {
-		return bad("need at least one topic and one publisher (got %d topics, %d publishers, %d subscribers)",
-			f.Topics, f.Publishers, f.Subscribers)
-	}
-	if f.Size < 0 {
-		return bad("negative body size %d", f.Size)
 	}
 	if p.MaxPayload > 0 && f.Size > p.MaxPayload {
 		return bad("body of %d bytes above the broker's largest message (%d bytes)", f.Size, p.MaxPayload)

@@ -63,32 +63,13 @@ func (d *stompDriver) Supports(f scenario.Factors) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("artemis over STOMP: %s: %w", fmt.Sprintf(format, a...), driver.ErrUnsupported)
 	}
-	switch f.Subscription {
-	case scenario.Durable, scenario.NonDurable:
-	default:
-		return bad("no STOMP mapping for subscription %q", f.Subscription)
-	}
-	switch f.Delivery {
-	case scenario.Persistent, scenario.NonPersistent:
-	default:
-		return bad("no STOMP mapping for delivery %q", f.Delivery)
+	if why := driver.ShapeRefusal(f); why != "" {
+		return bad("%s", why)
 	}
 	switch f.Ack {
 	case scenario.AckAuto, scenario.AckDupsOK, scenario.AckClient:
 	default:
 		return bad("no STOMP mapping for ack mode %q", f.Ack)
-	}
-	switch f.Body {
-	case scenario.BodyBytes, scenario.BodyText, scenario.BodyMap, scenario.BodyStream, scenario.BodyObject:
-	default:
-		return bad("no codec for body type %q", f.Body)
-	}
-	if f.Topics < 1 || f.Publishers < 1 || f.Subscribers < 0 {
-		return bad("need at least one topic and one publisher (got %d topics, %d publishers, %d subscribers)",
-			f.Topics, f.Publishers, f.Subscribers)
-	}
-	if f.Size < 0 {
-		return bad("negative body size %d", f.Size)
 	}
 	if why := FilterRefusals.Check(f); why != "" {
 		return bad("%s", why)

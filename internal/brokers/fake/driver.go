@@ -36,9 +36,8 @@ func supports(f scenario.Factors) error {
 	if f.Ack == scenario.AckExactlyOnce {
 		return fmt.Errorf("fake: ack %s (MQTT QoS 2) is not modelled: the fake's acknowledgement modes are JMS's: %w", f.Ack, driver.ErrUnsupported)
 	}
-	if f.Topics < 1 || f.Publishers < 1 || f.Subscribers < 0 {
-		return fmt.Errorf("fake: need at least one topic and one publisher (got %d topics, %d publishers, %d subscribers): %w",
-			f.Topics, f.Publishers, f.Subscribers, driver.ErrUnsupported)
+	if why := driver.ShapeRefusal(f); why != "" {
+		return fmt.Errorf("fake: %s: %w", why, driver.ErrUnsupported)
 	}
 	return nil
 }
