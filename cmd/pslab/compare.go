@@ -205,8 +205,18 @@ func runCompare(cmd *cobra.Command, args []string, f compareFlags) error {
 	c := report.Compare(sets[0], sets[1], margin)
 	c.Paired(pairList)
 	if len(c.Rows) == 0 {
-		return badInputf("%s and %s have no case x broker x network in common (%d only in A, %d only in B, %d with different factors)",
-			args[0], args[1], len(c.OnlyA), len(c.OnlyB), len(c.FactorsDiffer))
+		var split []string
+		for i, d := range sets {
+			if n := len(d.Mixing.Rows); n > 0 {
+				split = append(split, fmt.Sprintf("%d rows of %s mix pslab builds or broker configurations and are split by them (\"01 ⟨1 of 2⟩\"; pslab report %s lists them)", n, args[i], args[i]))
+			}
+		}
+		why := ""
+		if len(split) > 0 {
+			why = "; " + strings.Join(split, "; ")
+		}
+		return badInputf("%s and %s have no case x broker x network in common (%d only in A, %d only in B, %d with different factors)%s",
+			args[0], args[1], len(c.OnlyA), len(c.OnlyB), len(c.FactorsDiffer), why)
 	}
 	cr := report.NewCompareReport(c, args[0], args[1], gate)
 	for _, w := range c.Warnings() {
