@@ -48,6 +48,9 @@ NATS_IMAGE=pslab/nats:${NATS_VERSION#v}
 ARTEMIS_IMAGE=pslab/artemis:2.44.0
 NATS_CONTAINER=$project-nats
 ARTEMIS_CONTAINER=$project-artemis
+MOSQUITTO_USER=pslab
+MOSQUITTO_PASSWORD=$(secret)
+MOSQUITTO_CONTAINER=$project-mosquitto
 EOT
 compose=(docker-compose --env-file "$envfile" -p "$project" -f docker-compose.yml -f docker/compose.isolated.yml)
 
