@@ -159,8 +159,20 @@ type value struct {
 	hasMeasured bool
 	paper       float64
 	hasPaper    bool
+	reps        int
 	quick       bool
 	flags       []string
+}
+
+// drawsBefore: of two cases at one x position and series, v is the one to
+// draw instead of old. A row that mixes builds is split into parts
+// ("01 ⟨1 of 2⟩") and the bare case id then has no records in that network;
+// the part with a measurement and the most repetitions is drawn.
+func (v value) drawsBefore(old value) bool {
+	if v.hasMeasured != old.hasMeasured {
+		return v.hasMeasured
+	}
+	return v.reps > old.reps
 }
 
 // category is one x position of a figure: a value of N (curves) or a
@@ -170,7 +182,6 @@ type category struct {
 	order  float64
 	label  string
 	values []value // per series
-	cases  []string
 }
 
 // panel is the data of one network's panel.
@@ -200,10 +211,9 @@ func figureData(d *report.Dataset, spec figureSpec, suite, broker string) []*pan
 				byKey[key] = cat
 				p.cats = append(p.cats, cat)
 			}
-			cat.cases = append(cat.cases, c.Case)
 			quickCase := allQuick(d, suite, c.Case)
 			for i, s := range spec.series {
-				if !s.match(f) || cat.values[i].caseID != "" {
+				if !s.match(f) {
 					continue
 				}
 				v := value{caseID: c.Case, quick: quickCase}
@@ -214,6 +224,7 @@ func figureData(d *report.Dataset, spec figureSpec, suite, broker string) []*pan
 						v.measured = g.Sub
 					}
 					v.hasMeasured = v.measured.Valid()
+					v.reps = g.Reps
 					v.quick = g.Quick
 					for name := range g.Flags {
 						v.flags = append(v.flags, name)
@@ -224,6 +235,13 @@ func figureData(d *report.Dataset, spec figureSpec, suite, broker string) []*pan
 				if pv, ok := report.LookupPaper(c.Paper, s.metric, pn.network); ok && !quickCase {
 					v.paper, v.hasPaper = pv.Value(), true
 				}
+				if old := cat.values[i]; old.caseID == "" || v.drawsBefore(old) {
+					cat.values[i] = v
+				}
+			}
+		}
+		for _, cat := range p.cats {
+			for _, v := range cat.values {
 				if v.hasMeasured {
 					p.measured++
 				}
@@ -231,7 +249,6 @@ func figureData(d *report.Dataset, spec figureSpec, suite, broker string) []*pan
 					p.published++
 				}
 				p.quick = p.quick || v.quick
-				cat.values[i] = v
 			}
 		}
 		sort.SliceStable(p.cats, func(i, j int) bool { return p.cats[i].order < p.cats[j].order })

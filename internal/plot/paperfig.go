@@ -61,20 +61,27 @@ func figureNote(spec figureSpec, panels []*panel) string {
 	for _, p := range panels {
 		quick = quick || p.quick
 		for _, cat := range p.cats {
-			for _, id := range cat.cases {
-				cases[id] = true
+			for _, v := range cat.values {
+				if v.hasMeasured || v.hasPaper {
+					cases[v.caseID] = true
+				}
 			}
 		}
 	}
 	ids := make([]string, 0, len(cases))
+	split := false
 	for id := range cases {
 		ids = append(ids, id)
+		split = split || strings.Contains(id, "⟨")
 	}
 	sort.Strings(ids)
 	s := fmt.Sprintf("Measured: mean over repetitions, whiskers = 95 %% CI (n ≥ 2). Cases %s.", strings.Join(ids, ", "))
 	if published(panels) {
 		s = fmt.Sprintf("Measured: mean over repetitions, whiskers = 95 %% CI (n ≥ 2). Diamonds = the paper's values (%s). Cases %s.",
 			spec.table, strings.Join(ids, ", "))
+	}
+	if split {
+		s += " Rows that mix builds are split into parts (⟨i of n⟩): the part with the most repetitions is drawn; the report lists every part."
 	}
 	if quick {
 		s += " QUICK RUN: short windows, reduced counts; paper values not drawn."

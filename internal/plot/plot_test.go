@@ -155,6 +155,54 @@ func TestFigureData(t *testing.T) {
 	assert.Equal(t, 1, dropped)
 }
 
+// A row that mixes builds is split into parts ("01 ⟨1 of 2⟩"); the bare
+// case id then has no records in that network. The panel still draws the
+// measurement, from the part with the most repetitions, and says so.
+func TestSplitRowsAreDrawn(t *testing.T) {
+	recs, err := report.ReadRecords("testdata/records.jsonl")
+	require.NoError(t, err)
+	var split, wireline []results.Record
+	parts := map[string]int{}
+	for _, r := range recs {
+		if r.Broker != "nats" {
+			continue
+		}
+		if r.Network.Profile != report.Wireless {
+			wireline = append(wireline, r) // one build: the bare case ids stay
+			continue
+		}
+		key := r.Suite + r.CaseID
+		r.Versions.Pslab = "build-a"
+		if parts[key] > 0 {
+			r.Versions.Pslab = "build-b"
+		}
+		parts[key]++
+		split = append(split, r)
+	}
+	require.NotEmpty(t, split)
+	// One more repetition of build-b, so that part has the most.
+	var extra []results.Record
+	for _, r := range split {
+		if r.Versions.Pslab == "build-b" {
+			r.Rep += 10
+			extra = append(extra, r)
+		}
+	}
+	d := report.Build(append(append(wireline, split...), extra...))
+	whole := figureData(fixture(t), figureSpecs[8], "gaddah-kunz-set1", "nats")[1]
+	p := figureData(d, figureSpecs[8], "gaddah-kunz-set1", "nats")[1]
+	require.NotZero(t, whole.measured)
+	assert.Equal(t, whole.measured, p.measured, "every measured value is drawn, from a part")
+	for _, cat := range p.cats {
+		for _, v := range cat.values {
+			if v.hasMeasured {
+				assert.Contains(t, v.caseID, "⟨2 of 2⟩", "the part with the most repetitions (build-b)")
+			}
+		}
+	}
+	assert.Contains(t, figureNote(figureSpecs[8], []*panel{p}), "the part with the most repetitions is drawn")
+}
+
 func TestQuickRecordsDrawNoPaperValues(t *testing.T) {
 	recs, err := report.ReadRecords("testdata/records.jsonl")
 	require.NoError(t, err)
@@ -193,4 +241,15 @@ func TestLogTicks(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"10", "20", "50", "100", "200"}, labels)
+	// A CI over ten decades (two repetitions): every other decade is
+	// labelled, no minor ticks, 1 among them.
+	ts = logTicks{}.Ticks(2.37e-5, 1.26e6)
+	labels = nil
+	for _, tk := range ts {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"0.0001", "0.01", "1", "100", "10k", "1M"}, labels)
+	assert.Len(t, ts, 11, "one tick per decade (1e-4 to 1e6), no minor ticks")
 }

@@ -93,16 +93,20 @@ func (logTicks) Ticks(min, max float64) []gplot.Tick {
 	hi := math.Ceil(math.Log10(max))
 	labelMinor := hi-lo <= 3
 	labelAll := max/min < 10
+	// Over many decades (a CI from two repetitions can span ten), label
+	// every step-th decade and leave out the minor ticks, so that at most
+	// about six labels share the axis and none overlap.
+	step := math.Max(1, math.Ceil((hi-lo)/6))
 	var ticks []gplot.Tick
 	for e := lo; e <= hi; e++ {
 		dec := math.Pow(10, e)
 		for m := 1.0; m < 10; m++ {
 			v := m * dec
-			if v < min*0.999 || v > max*1.001 {
+			if v < min*0.999 || v > max*1.001 || (step > 1 && m > 1) {
 				continue
 			}
 			t := gplot.Tick{Value: v}
-			if m == 1 || labelAll || (labelMinor && (m == 2 || m == 5)) {
+			if (m == 1 && math.Mod(e, step) == 0) || labelAll || (labelMinor && (m == 2 || m == 5)) {
 				t.Label = siLabel(v)
 			}
 			ticks = append(ticks, t)
