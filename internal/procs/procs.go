@@ -34,7 +34,7 @@ func Owner(pid int) int {
 			return ppid
 		}
 		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid))
-		if err != nil || isReaper(strings.TrimSpace(string(comm))) {
+		if err != nil || isReaper(strings.TrimSpace(string(comm))) || namespaceInit(ppid) {
 			return 0
 		}
 		return ppid
@@ -48,8 +48,26 @@ func Owner(pid int) int {
 // field, so names are what is left.
 func isReaper(comm string) bool {
 	switch comm {
-	case "systemd", "init", "tini", "dumb-init", "docker-init", "containerd-shim", "process_api":
+	case "systemd", "init", "tini", "dumb-init", "docker-init", "containerd-shim":
 		return true
+	}
+	return false
+}
+
+// namespaceInit: pid is process 1 of its own PID namespace (a container's
+// or a sandbox's init, whatever its name), which adopts that namespace's
+// orphans. /proc/PID/status's NSpid lists the pid from the outermost
+// namespace to the innermost.
+func namespaceInit(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(v)
+			return len(f) > 0 && f[len(f)-1] == "1"
+		}
 	}
 	return false
 }
