@@ -339,6 +339,7 @@ type loadLevel struct {
 	fraction  float64
 	means     []float64
 	sustained int
+	clientPct float64 // the highest client CPU set use (%) of its runs
 }
 
 // levelsOf are a row's fixed loads with their runs' mean latencies.
@@ -353,6 +354,9 @@ func levelsOf(r *capacity.Result) []loadLevel {
 			l.means = append(l.means, run.Result.Latency.MeanMs)
 			if run.Probe != nil && run.Probe.Sustained {
 				l.sustained++
+			}
+			if run.Probe != nil {
+				l.clientPct = math.Max(l.clientPct, run.Probe.ClientSetPct)
 			}
 		}
 		if len(l.means) > 0 {
@@ -422,6 +426,15 @@ func latencyItem(def capClaimDef, p pair) (Item, string) {
 	if !oka || !okb {
 		setTest(&it, report.TestInconclusive, math.NaN(), fmt.Sprintf("no CI: runs %d/%d (a CI needs 2 in the first stage)", len(a.means), len(b.means)))
 		return it, ""
+	}
+	for _, l := range []struct {
+		c  string
+		lv *loadLevel
+	}{{p.a.caseID, a}, {p.b.caseID, b}} {
+		if l.lv.clientPct >= capacity.ClientBusyPct {
+			setTest(&it, report.TestInconclusive, math.NaN(), fmt.Sprintf("%s is client-bound at this load (the load clients reached %.0f %% CPU, limit %.0f %%): no evidence about the broker", l.c, l.lv.clientPct, capacity.ClientBusyPct))
+			return it, ""
+		}
 	}
 	if fa, fb := p.a.row.res.FloorMs, p.b.row.res.FloorMs; ma <= fa && mb <= fb && fa > 0 && fb > 0 {
 		setTest(&it, report.TestInconclusive, math.NaN(), fmt.Sprintf("both means within the latency floor (%s/%s ms): scheduling, not the broker", report.FormatNum(fa), report.FormatNum(fb)))

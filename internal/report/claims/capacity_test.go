@@ -193,6 +193,14 @@ func TestLatencyAtEqualOfferedLoad(t *testing.T) {
 		require.Len(t, o.Skipped, 1)
 		assert.Contains(t, o.Skipped[0], "sustained 2 of 3 runs")
 	})
+	t.Run("client-bound at the load", func(t *testing.T) {
+		nd := synthRow("03", report.Wireline, nonDurable, coreNATS, 990, 1000, 1010)
+		withLevel(nd, 200, 0, 5, 5.1, 4.9)
+		nd.levels[0].clientPct = 75
+		it := onlyItem(t, capClaimsOf(t, d(), nd)["nondurable-lower-latency"])
+		assert.Equal(t, report.TestInconclusive, it.Test)
+		assert.Contains(t, it.Evidence, "client-bound at this load")
+	})
 	t.Run("within the floor", func(t *testing.T) {
 		a, nd := d(), synthRow("03", report.Wireline, nonDurable, coreNATS, 990, 1000, 1010)
 		a.levels = []loadLevel{{load: 200, means: []float64{0.5, 0.6, 0.55}, sustained: 3}}
@@ -226,57 +234,87 @@ func TestCapacityNewConclusions(t *testing.T) {
 }
 
 // The CI of a ratio of two rows' Stein estimates covers 95 %: 2,000
-// seeded trials of two rows (first stage 3, the total by Stein's rule up
-// to the cap, as pslab capacity runs them), counted. Adding searches until
-// a naive CI is narrow enough (optional stopping) covers less.
+// seeded trials of two rows, counted, for each design pslab capacity runs
+// (counted searches: first stage 3, Stein's total for the capacity target
+// up to 6; fixed loads: first stage 3, up to 10, a level whose total is
+// beyond the cap keeps its first stage). Adding repetitions until a naive
+// CI is narrow enough (optional stopping) covers less.
 func TestRatioCICovers(t *testing.T) {
 	const trials = 2000
 	p := capacity.DefaultParams()
-	d := math.Log(1+p.Target) - math.Log(1+p.Resolution)/2
-	rng := rand.New(rand.NewPCG(31, 4))
-	type row struct{ mu, sigma float64 }
-	a, b := row{math.Log(1000), 0.03}, row{math.Log(1500), 0.08}
-	truth := math.Exp(b.mu - a.mu)
-	draw := func(r row) float64 { return math.Exp(r.mu + r.sigma*rng.NormFloat64()) }
-	stein := func(r row) []float64 {
-		xs := []float64{draw(r), draw(r), draw(r)}
-		ls, _ := report.Logs(xs)
-		for n := min(metrics.SteinN(ls, d), p.MaxSearches); len(xs) < n; {
-			xs = append(xs, draw(r))
-		}
-		return xs
+	designs := []struct {
+		name      string
+		n0, cap   int
+		d         float64 // the half-width aimed at, on the log scale
+		keepFirst bool    // a total beyond the cap keeps the first stage
+		seed      uint64
+	}{
+		{"capacity", p.MinSearches, p.MaxSearches, math.Log(1+p.Target) - math.Log(1+p.Resolution)/2, false, 31},
+		{"latency at a fixed load", p.LatencyMinReps, p.LatencyMaxReps, math.Log(1 + p.LatencyTarget), true, 32},
 	}
-	optional := func(r row) []float64 {
-		xs := []float64{draw(r), draw(r), draw(r)}
-		for len(xs) < p.MaxSearches {
-			ls, _ := report.Logs(xs)
-			if _, h := metrics.MeanCI95(ls); h <= d {
-				break
+	for _, ds := range designs {
+		t.Run(ds.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(ds.seed, 4))
+			type row struct{ mu, sigma float64 }
+			a, b := row{math.Log(1000), 0.03}, row{math.Log(1500), 0.08}
+			truth := math.Exp(b.mu - a.mu)
+			draw := func(r row) float64 { return math.Exp(r.mu + r.sigma*rng.NormFloat64()) }
+			first := func(r row) []float64 {
+				xs := make([]float64, ds.n0)
+				for i := range xs {
+					xs[i] = draw(r)
+				}
+				return xs
 			}
-			xs = append(xs, draw(r))
-		}
-		return xs
+			stein := func(r row) []float64 {
+				xs := first(r)
+				ls, _ := report.Logs(xs)
+				n := metrics.SteinN(ls, ds.d)
+				switch {
+				case n > ds.cap && ds.keepFirst:
+					n = ds.n0
+				case n > ds.cap:
+					n = ds.cap
+				}
+				for len(xs) < n {
+					xs = append(xs, draw(r))
+				}
+				return xs
+			}
+			optional := func(r row) []float64 {
+				xs := first(r)
+				for len(xs) < ds.cap {
+					ls, _ := report.Logs(xs)
+					if _, h := metrics.MeanCI95(ls); h <= ds.d {
+						break
+					}
+					xs = append(xs, draw(r))
+				}
+				return xs
+			}
+			covered, naive := 0, 0
+			for range trials {
+				ea, _ := steinLog(stein(a), ds.n0)
+				eb, _ := steinLog(stein(b), ds.n0)
+				if _, lo, hi := ratioCI(ea, eb, 0); lo <= truth && truth <= hi {
+					covered++
+				}
+				// The naive CI after optional stopping: each row's t
+				// interval over all its values, as if their number had
+				// been fixed.
+				xa, xb := optional(a), optional(b)
+				na, _ := steinLog(xa, len(xa))
+				nb, _ := steinLog(xb, len(xb))
+				if _, lo, hi := ratioCI(na, nb, 0); lo <= truth && truth <= hi {
+					naive++
+				}
+			}
+			t.Logf("coverage of %d: Stein %d, optional stopping %d", trials, covered, naive)
+			assert.GreaterOrEqual(t, covered, 1860, "at least 93 %%")
+			assert.LessOrEqual(t, covered, 1940, "at most 97 %%")
+			assert.Less(t, naive, covered, "optional stopping covers less")
+		})
 	}
-	covered, naive := 0, 0
-	for range trials {
-		ea, _ := steinLog(stein(a), 3)
-		eb, _ := steinLog(stein(b), 3)
-		if _, lo, hi := ratioCI(ea, eb, 0); lo <= truth && truth <= hi {
-			covered++
-		}
-		// The naive CI after optional stopping: each row's t interval
-		// over all its values, as if their number had been fixed.
-		xa, xb := optional(a), optional(b)
-		na, _ := steinLog(xa, len(xa))
-		nb, _ := steinLog(xb, len(xb))
-		if _, lo, hi := ratioCI(na, nb, 0); lo <= truth && truth <= hi {
-			naive++
-		}
-	}
-	t.Logf("coverage of %d: Stein %d, optional stopping %d", trials, covered, naive)
-	assert.GreaterOrEqual(t, covered, 1860, "at least 93 %%")
-	assert.LessOrEqual(t, covered, 1940, "at most 97 %%")
-	assert.Less(t, naive, covered, "optional stopping covers less")
 }
 
 // The report shows the claims on capacity, with their own anchors.

@@ -27,7 +27,7 @@ type capClaimDef struct {
 func (d capClaimDef) ruleText() string {
 	what := "capacity (delivered msgs/s, Stein's CIs over the counted searches; a row whose capacity is a lower bound, client-bound `≥ X` or with no failing load, is no evidence about the broker: inconclusive)"
 	if d.latency {
-		what = fmt.Sprintf("mean latency at an equal offered load (fixed loads of the two rows within ±%.0f %% of each other, every run sustained: never a saturated backlog; Stein's CIs over the runs; both means within the latency floor: inconclusive)", 100*EqualLoadTolerance)
+		what = fmt.Sprintf("mean latency at an equal offered load (fixed loads of the two rows within ±%.0f %% of each other, every run sustained: never a saturated backlog; Stein's CIs over the runs; both means within the latency floor, or the load clients at 60 %% CPU at either load: inconclusive)", 100*EqualLoadTolerance)
 	}
 	mech := fmt.Sprintf("pairs on different broker mechanisms are left out with the reason (that is a mechanism change, not a change of %s)", d.factor)
 	if d.mechanismIsFactor {
