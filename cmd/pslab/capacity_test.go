@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -127,4 +128,35 @@ cases:
 	assert.ErrorContains(t, err, "QoS 0")
 	_, err = os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// pslab report on capacity bundles shows the claims on capacity, in every
+// format: the committed pilots' 01↔03 wifi-paper pair (core NATS at 313
+// msg/s against JetStream at 166, both link-bound) is not similar.
+func TestReportShowsCapacityClaims(t *testing.T) {
+	dirs := []string{"../../results/capacity-pilots/nats-wifi-paper-set1-03", "../../results/capacity-pilots/nats-wifi-paper-set1-4rows"}
+	code, md := executeOut(t, append([]string{"report"}, dirs...)...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, md, "## Claims on capacity and on latency at equal offered load")
+	assert.Contains(t, md, "gaddah-kunz-set1 01↔03 wifi-paper")
+	assert.Contains(t, md, "the other did not finish", "the row in two bundles: the finished one counts, said")
+	code, js := executeOut(t, append([]string{"report", "--format", "json"}, dirs...)...)
+	require.Equal(t, 0, code)
+	var doc struct {
+		CapacityClaims struct {
+			Claims []struct {
+				ID       string `json:"id"`
+				Outcomes map[string]struct {
+					Verdict string `json:"verdict"`
+				} `json:"outcomes"`
+			} `json:"claims"`
+		} `json:"capacity_claims"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &doc))
+	require.NotEmpty(t, doc.CapacityClaims.Claims)
+	assert.Equal(t, "nondurable-similar-durable-1x2", doc.CapacityClaims.Claims[0].ID)
+	assert.Equal(t, "does not hold", doc.CapacityClaims.Claims[0].Outcomes["nats"].Verdict)
+	code, html := executeOut(t, append([]string{"report", "--format", "html"}, dirs...)...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, html, `id="cap-claim-nondurable-similar-durable-1x2"`)
 }

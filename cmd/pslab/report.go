@@ -120,12 +120,64 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	}
 	in := reportInput{data: report.Build(recs), sources: args}
 	in.data.Caveats = brokerCaveats()
+	bundles, err := capacityBundles(cmd, args)
+	if err != nil {
+		return err
+	}
+	if len(bundles) > 0 {
+		check := claims.CheckCapacity(bundles)
+		in.data.CapacityClaims = &check
+	}
 	if in.data.Partial, err = unfinishedRun(args); err != nil {
 		return err
 	}
 	return writeOutput(cmd, f.out, "report", fmt.Sprintf("%d records", in.data.Records), func(w io.Writer) error {
 		return format.write(w, in)
 	})
+}
+
+// capacityBundles are the capacity bundles among the inputs (each
+// records file's directory whose run.json says pslab capacity made it),
+// with their rows replayed under the flags they ran with.
+func capacityBundles(cmd *cobra.Command, paths []string) ([]claims.CapacityBundle, error) {
+	var out []claims.CapacityBundle
+	seen := map[string]bool{}
+	for _, p := range paths {
+		files, err := report.RecordFiles(p)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		for _, f := range files {
+			dir := filepath.Dir(f)
+			if seen[dir] || !madeByCapacity(dir) {
+				continue
+			}
+			seen[dir] = true
+			params, err := bundleParams(cmd, dir)
+			if err != nil {
+				return nil, err
+			}
+			recs, err := results.Read(dir)
+			if err != nil {
+				return nil, badInput(err)
+			}
+			out = append(out, claims.CapacityBundle{Source: dir, Params: params, Results: params.Results(recs)})
+		}
+	}
+	return out, nil
+}
+
+// madeByCapacity: dir (or its parent, for a suite of a run of several
+// files) has a run.json of pslab capacity.
+func madeByCapacity(dir string) bool {
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if _, err := os.Stat(filepath.Join(d, lab.RunInfoFile)); err != nil {
+			continue
+		}
+		info, err := lab.ReadRunInfo(d)
+		return err == nil && info.Command == capacityCommand
+	}
+	return false
 }
 
 // unfinishedRun says how the run the inputs belong to stopped when its

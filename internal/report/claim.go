@@ -39,6 +39,34 @@ type ClaimsCheck struct {
 	// PaperValues: the records carry published values (without them the
 	// paper column says nothing and is left out).
 	PaperValues bool
+	// Brokers are the sources of a check on other records than the
+	// dataset's (the claims on capacity rows); nil: the dataset's brokers.
+	Brokers []string
+	// Anchor prefixes the claims' anchors in the report ("claim" when
+	// empty): a report holds two checks whose claims share ids.
+	Anchor string
+	// EqualLoad: two offered loads within this fraction of each other
+	// count as equal (claims on latency at equal offered load).
+	EqualLoad float64
+	// ShowSkipped: a claim none of whose comparisons could be made is
+	// shown (with why) rather than only listed as not measurable.
+	ShowSkipped bool
+}
+
+// BrokersOf are the check's brokers: its own, else the dataset's.
+func (c ClaimsCheck) BrokersOf(d *Dataset) []string {
+	if c.Brokers != nil {
+		return c.Brokers
+	}
+	return d.Brokers
+}
+
+// AnchorOf is the anchor of one of the check's claims.
+func (c ClaimsCheck) AnchorOf(id string) string {
+	if c.Anchor == "" {
+		return "claim-" + id
+	}
+	return c.Anchor + "-" + id
 }
 
 // Shown are the claims worth a row: those some source could evaluate.
@@ -46,18 +74,30 @@ type ClaimsCheck struct {
 func (c ClaimsCheck) Shown() []Claim {
 	var out []Claim
 	for _, cl := range c.Claims {
-		if cl.Measurable(c.PaperValues) {
+		if c.shows(cl) {
 			out = append(out, cl)
 		}
 	}
 	return out
 }
 
+func (c ClaimsCheck) shows(cl Claim) bool {
+	if cl.Measurable(c.PaperValues) {
+		return true
+	}
+	for _, o := range cl.ByBroker {
+		if c.ShowSkipped && len(o.Skipped) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Unmeasured are the ids of the claims no source could evaluate.
 func (c ClaimsCheck) Unmeasured() []string {
 	var out []string
 	for _, cl := range c.Claims {
-		if !cl.Measurable(c.PaperValues) {
+		if !c.shows(cl) {
 			out = append(out, cl.ID)
 		}
 	}

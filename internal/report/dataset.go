@@ -114,6 +114,10 @@ type Dataset struct {
 	// not finished (set by the caller from the run's parts.log); "" for a
 	// finished run. Every format opens with it.
 	Partial string
+	// CapacityClaims are the claims on capacity and on latency at equal
+	// offered load, evaluated on the capacity bundles among the inputs
+	// (report/claims.CheckCapacity); nil when there are none.
+	CapacityClaims *ClaimsCheck
 
 	all []*results.Record // every record, in input order
 }

@@ -15,22 +15,25 @@ const DocSchema = "pslab-report/1"
 // Doc is the report as data: what `pslab report --format json` writes and
 // what the HTML page shows. Every field is documented in docs/report.md.
 type Doc struct {
-	Schema      string        `json:"schema"`
-	Partial     string        `json:"partial,omitempty"` // how an unfinished run stopped (parts.log); absent when it finished
-	Sources     []string      `json:"sources"`
-	Records     int           `json:"records"`
-	Failed      int           `json:"failed"`
-	Interrupted int           `json:"interrupted"`
-	Quick       int           `json:"quick"`
-	Suites      []string      `json:"suites"`
-	Brokers     []string      `json:"brokers"`
-	Networks    []string      `json:"networks"`
-	RunIDs      []string      `json:"run_ids"`
-	Provenance  Provenance    `json:"provenance"`
-	Validity    []Validity    `json:"validity"`
-	Claims      DocClaims     `json:"claims"`
-	Rows        []DocRow      `json:"rows"`
-	Flags       []FlagSummary `json:"flags"`
+	Schema      string     `json:"schema"`
+	Partial     string     `json:"partial,omitempty"` // how an unfinished run stopped (parts.log); absent when it finished
+	Sources     []string   `json:"sources"`
+	Records     int        `json:"records"`
+	Failed      int        `json:"failed"`
+	Interrupted int        `json:"interrupted"`
+	Quick       int        `json:"quick"`
+	Suites      []string   `json:"suites"`
+	Brokers     []string   `json:"brokers"`
+	Networks    []string   `json:"networks"`
+	RunIDs      []string   `json:"run_ids"`
+	Provenance  Provenance `json:"provenance"`
+	Validity    []Validity `json:"validity"`
+	Claims      DocClaims  `json:"claims"`
+	// CapacityClaims: the claims on capacity and on latency at equal
+	// offered load, when the inputs hold capacity bundles.
+	CapacityClaims *DocClaims    `json:"capacity_claims,omitempty"`
+	Rows           []DocRow      `json:"rows"`
+	Flags          []FlagSummary `json:"flags"`
 }
 
 // Num is a number that is null in JSON when it is not finite (a mean
@@ -128,6 +131,13 @@ type DocClaims struct {
 	Notes       []string   `json:"notes,omitempty"`
 	Claims      []DocClaim `json:"claims"`
 	Unmeasured  []string   `json:"not_measurable,omitempty"`
+	// Brokers are the sources of the claims (capacity claims: the
+	// bundles' brokers).
+	Brokers []string `json:"brokers,omitempty"`
+	// Anchor prefixes each claim's id in the page's anchors.
+	Anchor string `json:"-"`
+	// EqualLoad: offered loads within this fraction count as equal.
+	EqualLoad float64 `json:"equal_load_tolerance,omitempty"`
 }
 
 // DocClaim is one claim with its outcome per source ("paper" and each
@@ -182,6 +192,10 @@ func BuildDoc(d *Dataset, check ClaimsCheck, sources []string) Doc {
 		doc.Flags = []FlagSummary{}
 	}
 	doc.Claims = docClaims(d, check)
+	if d.CapacityClaims != nil {
+		cc := docClaims(d, *d.CapacityClaims)
+		doc.CapacityClaims = &cc
+	}
 	for _, g := range d.Groups {
 		doc.Rows = append(doc.Rows, docRow(d, g))
 	}
@@ -243,8 +257,9 @@ func docRow(d *Dataset, g *Group) DocRow {
 
 func docClaims(d *Dataset, check ClaimsCheck) DocClaims {
 	dc := DocClaims{Tolerance: check.Tolerance, Alpha: check.Alpha, PaperValues: check.PaperValues,
-		Notes: check.Notes, Unmeasured: check.Unmeasured(), Claims: []DocClaim{}}
-	sources := check.Sources(d.Brokers)
+		Notes: check.Notes, Unmeasured: check.Unmeasured(), Claims: []DocClaim{}, Brokers: check.Brokers,
+		Anchor: check.AnchorOf(""), EqualLoad: check.EqualLoad}
+	sources := check.Sources(check.BrokersOf(d))
 	for _, c := range check.Shown() {
 		x := DocClaim{ID: c.ID, Statement: c.Statement, Source: c.Source, Rule: c.Rule, Needs: c.Needs, Outcomes: map[string]DocOutcome{}}
 		for _, s := range sources {

@@ -25,7 +25,12 @@ func WriteMarkdown(w io.Writer, d *Dataset, check ClaimsCheck, sources []string)
 	m.header(d, sources)
 	writeMixing(m.w, d.Mixing)
 	m.validity(d)
-	m.claims(d, check)
+	if d.Records > 0 || d.CapacityClaims == nil {
+		m.claims(d, check)
+	}
+	if d.CapacityClaims != nil {
+		m.capacityClaims(d, *d.CapacityClaims)
+	}
 	for _, s := range d.Suites {
 		m.suite(d, s)
 	}
@@ -80,8 +85,8 @@ func (m *mdWriter) header(d *Dataset, sources []string) {
 	m.p("# pslab report")
 	m.p("")
 	m.p("Records: %d from %s (%d failed repetitions). Suites: %s. Brokers: %s. Networks: %s. Runs: %s.",
-		d.Records, strings.Join(sources, ", "), d.Failed, strings.Join(d.Suites, ", "),
-		strings.Join(d.Brokers, ", "), strings.Join(d.Networks, ", "), strings.Join(d.RunIDs, ", "))
+		d.Records, strings.Join(sources, ", "), d.Failed, orNone(d.Suites),
+		orNone(d.Brokers), orNone(d.Networks), orNone(d.RunIDs))
 	m.p("")
 	if d.Interrupted > 0 {
 		m.p("%d interrupted case run(s) left out (cut short by SIGINT/SIGTERM: neither results nor failed repetitions).", d.Interrupted)
@@ -99,6 +104,14 @@ func (m *mdWriter) header(d *Dataset, sources []string) {
 	m.p("")
 }
 
+// orNone joins a list, "none" when it is empty.
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
 func (m *mdWriter) claims(d *Dataset, check ClaimsCheck) {
 	m.p("## Claims check")
 	m.p("")
@@ -114,6 +127,14 @@ func (m *mdWriter) claims(d *Dataset, check ClaimsCheck) {
 		m.p("The paper's qualitative conclusions that these records can test, on each broker's measurements: every comparison is a test on the repetitions at the %.0f %% level (\"beats\"/\"cuts\" Welch's t on log values, \"similar\" an equivalence test (TOST) with a ±%.0f %% margin); a claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. The records carry no published values (`paper:` in the scenario file), so there is no paper column.", 100*check.Alpha, 100*check.Tolerance)
 	}
 	m.p("")
+	m.claimTables(d, check)
+}
+
+// claimTables writes a check's notes, its table of claims by source and
+// each claim's detail.
+func (m *mdWriter) claimTables(d *Dataset, check ClaimsCheck) {
+	shown := check.Shown()
+	brokers := check.BrokersOf(d)
 	for _, n := range check.Notes {
 		m.p("%s", n)
 		m.p("")
@@ -122,13 +143,13 @@ func (m *mdWriter) claims(d *Dataset, check ClaimsCheck) {
 	if check.PaperValues {
 		cols = append(cols, "paper's values")
 	}
-	m.head(append(cols, d.Brokers...)...)
+	m.head(append(cols, brokers...)...)
 	for _, c := range shown {
-		cells := []string{fmt.Sprintf("[%s](#claim-%s): %s", c.ID, c.ID, c.Statement)}
+		cells := []string{fmt.Sprintf("[%s](#%s): %s", c.ID, check.AnchorOf(c.ID), c.Statement)}
 		if check.PaperValues {
 			cells = append(cells, c.Paper.Summary())
 		}
-		for _, b := range d.Brokers {
+		for _, b := range brokers {
 			cells = append(cells, c.ByBroker[b].Summary())
 		}
 		m.row(cells...)
@@ -143,8 +164,24 @@ func (m *mdWriter) claims(d *Dataset, check ClaimsCheck) {
 	}
 }
 
+// capacityClaims writes the claims on capacity and on latency at equal
+// offered load.
+func (m *mdWriter) capacityClaims(d *Dataset, check ClaimsCheck) {
+	m.p("## Claims on capacity and on latency at equal offered load")
+	m.p("")
+	if len(check.Shown()) == 0 {
+		m.p("None of the %d claims on capacity rows can be evaluated on these bundles: each needs rows that differ in one factor the way the paper's cases do (see docs/report.md, *Claims on capacity*).", len(check.Claims))
+		m.p("")
+		return
+	}
+	m.p("The paper's conclusions on the rows of the capacity bundles (`pslab capacity`): throughput claims compare capacities (delivered msgs/s), latency claims the mean latency of two rows at an equal offered load (their fixed loads within ±%.0f %% of each other, every run sustained), never a saturated backlog. Each item is the ratio of the two rows with its 95 %% CI (Stein's two-stage CIs of the rows combined; a capacity's CI widened by half of each search's resolution), judged against the claim's stated margin, not by significance alone: \"more than %.0f %%\" holds when the whole CI lies above ×%.2f, \"similar\" when it lies within ×%.2f-×%.2f. A row whose capacity is a lower bound (client-bound `≥ X`) is no evidence about the broker: its items are inconclusive. A pair on different broker mechanisms is left out of a claim about another factor, with the reason. A claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise.",
+		100*check.EqualLoad, 100*check.Tolerance, 1+check.Tolerance, 1-check.Tolerance, 1+check.Tolerance)
+	m.p("")
+	m.claimTables(d, check)
+}
+
 func (m *mdWriter) claimDetail(d *Dataset, check ClaimsCheck, c Claim) {
-	m.p(`<a id="claim-%s"></a>`, c.ID)
+	m.p(`<a id="%s"></a>`, check.AnchorOf(c.ID))
 	m.p("### %s", c.ID)
 	m.p("")
 	m.p("%s.", c.Statement)
@@ -152,7 +189,7 @@ func (m *mdWriter) claimDetail(d *Dataset, check ClaimsCheck, c Claim) {
 	m.p("- Paper: %s", c.Source)
 	m.p("- Rule: %s", c.Rule)
 	m.p("- Needs: %s", c.Needs)
-	sources := check.Sources(d.Brokers)
+	sources := check.Sources(check.BrokersOf(d))
 	for _, s := range sources {
 		o := c.Outcome(s)
 		line := fmt.Sprintf("- %s: **%s**", s, o.Summary())

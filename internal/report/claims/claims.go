@@ -36,6 +36,8 @@ type point struct {
 	quick                  bool
 	countsFromQuick        bool            // paper point whose counts come from a --quick record
 	reps                   *report.Samples // per repetition; nil on the paper's values
+	mechanism              string          // what the factors meant on the broker; "" on the paper's values
+	row                    *capRow         // a capacity row (claims on capacity); nil otherwise
 }
 
 // points is one source's numbers, indexed by suite, network and factors.
@@ -82,6 +84,7 @@ func measuredPoints(d *report.Dataset, broker string) *points {
 					p.flags = append(p.flags, name)
 				}
 				p.reps = g.Samples()
+				p.mechanism = p.reps.Mechanism
 				sort.Strings(p.flags)
 				ps.add(p)
 			}

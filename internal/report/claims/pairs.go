@@ -75,10 +75,16 @@ func acrossNetworks(sel func(scenario.Factors) bool) finder {
 // consecutive pairs consecutive client counts of each family of a
 // connection model (same suite and factors but the counts).
 func consecutive(networks []string, m scenario.Model) finder {
+	return consecutiveOf(networks, m, nil)
+}
+
+// consecutiveOf is consecutive over the families whose factors sel
+// accepts (nil: all).
+func consecutiveOf(networks []string, m scenario.Model, sel func(scenario.Factors) bool) finder {
 	return func(ps *points) ([]pair, []string) {
 		var out []pair
 		for _, n := range networks {
-			for _, c := range curvesOf(ps, n, m, nil) {
+			for _, c := range curvesOf(ps, n, m, sel) {
 				for i := 1; i < len(c); i++ {
 					out = append(out, pair{c[i-1], c[i]})
 				}

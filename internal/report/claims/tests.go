@@ -174,10 +174,10 @@ func tally(o *Outcome) {
 // text (e.g. "core NATS subscription (...)" against "JetStream stream per
 // case, memory storage"). Points without a mechanism count as the same.
 func sameMechanism(a, b *point) (bool, string) {
-	if a.reps == nil || b.reps == nil || a.reps.Mechanism == "" || b.reps.Mechanism == "" {
+	if a.mechanism == "" || b.mechanism == "" {
 		return true, ""
 	}
-	ma, mb := mechanismBase(a.reps.Mechanism), mechanismBase(b.reps.Mechanism)
+	ma, mb := mechanismBase(a.mechanism), mechanismBase(b.mechanism)
 	return ma == mb, fmt.Sprintf("%q against %q", ma, mb)
 }
 

@@ -163,11 +163,8 @@ type page struct {
 	Validity                  []validityView
 	Provenance                []settingView
 	Wall, Phases, First, Last string
-	ClaimsIntro               string
-	ClaimNotes                []string
-	ClaimSources              []string
-	Claims                    []claimView
-	Unmeasured                []string
+	Claims                    claimsSection
+	CapClaims                 *claimsSection
 	Rows                      []rowView
 	Selects                   []selectView
 	PaperColumns, WireColumn  bool
@@ -242,7 +239,16 @@ func reportView(d *report.Dataset, doc report.Doc, figs []plot.Figure, skipped [
 	for _, s := range pr.Settings {
 		p.Provenance = append(p.Provenance, settingView{Kind: s.Kind, Key: s.Key, Values: countsText(s.Values)})
 	}
-	claimsView(&p, d, doc.Claims)
+	p.Claims = claimsView(d, doc.Claims)
+	if c := doc.CapacityClaims; c != nil {
+		cs := claimsView(d, *c)
+		cs.ID, cs.Title = "cap-claims", "Claims on capacity and on latency at equal offered load"
+		cs.Intro = fmt.Sprintf("The paper's conclusions on the capacity bundles' rows: capacities (delivered msgs/s) and mean latency at an equal offered load (fixed loads within ±%.0f %%), each item the ratio of two rows with its 95 %% CI (Stein's), judged against the claim's stated margin (\"more than %.0f %%\": the whole CI above ×%.2f). A client-bound row (`≥ X`) is no evidence about the broker: inconclusive. A pair on different mechanisms is left out of a claim about another factor. Open a claim for its items.", 100*c.EqualLoad, 100*c.Tolerance, 1+c.Tolerance)
+		if len(c.Claims) == 0 {
+			cs.Intro = "None of the claims on capacity rows can be evaluated on these bundles: each needs rows that differ in one factor the way the paper's cases do."
+		}
+		p.CapClaims = &cs
+	}
 	rowsView(&p, doc)
 	for _, f := range doc.Flags {
 		where := f.Where
@@ -265,22 +271,36 @@ func reportView(d *report.Dataset, doc report.Doc, figs []plot.Figure, skipped [
 	return p
 }
 
-func claimsView(p *page, d *report.Dataset, c report.DocClaims) {
-	p.ClaimSources = nil
-	sources := d.Brokers
-	if c.PaperValues {
-		sources = append([]string{report.PaperSource}, d.Brokers...)
+// claimsSection is a claims check as the page shows it.
+type claimsSection struct {
+	ID, Title, Intro, Anchor string
+	Notes, Sources           []string
+	Claims                   []claimView
+	Unmeasured               []string
+}
+
+func claimsView(d *report.Dataset, c report.DocClaims) claimsSection {
+	brokers := d.Brokers
+	if c.Brokers != nil {
+		brokers = c.Brokers
 	}
-	p.ClaimSources = sources
+	sources := brokers
+	if c.PaperValues {
+		sources = append([]string{report.PaperSource}, brokers...)
+	}
+	p := claimsSection{ID: "claims", Title: "Claims check", Anchor: c.Anchor, Sources: sources}
+	if p.Anchor == "" {
+		p.Anchor = "claim-"
+	}
 	switch {
 	case len(c.Claims) == 0:
-		p.ClaimsIntro = "None of the paper's claims can be evaluated on these records: each needs cases that differ in one factor the way the paper's do."
+		p.Intro = "None of the paper's claims can be evaluated on these records: each needs cases that differ in one factor the way the paper's do."
 	case c.PaperValues:
-		p.ClaimsIntro = fmt.Sprintf("Each of the paper's qualitative conclusions, on the paper's own printed values (single numbers judged by ±%.0f %%: a check that the rule says what the paper's numbers say) and on each broker's measurements, where every comparison is a test on the repetitions at the %.0f %% level (\"beats\"/\"cuts\": Welch's t on log values; \"similar\": TOST with a ±%.0f %% margin). A claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. Open a claim for its items and p-values.", 100*c.Tolerance, 100*c.Alpha, 100*c.Tolerance)
+		p.Intro = fmt.Sprintf("Each of the paper's qualitative conclusions, on the paper's own printed values (single numbers judged by ±%.0f %%: a check that the rule says what the paper's numbers say) and on each broker's measurements, where every comparison is a test on the repetitions at the %.0f %% level (\"beats\"/\"cuts\": Welch's t on log values; \"similar\": TOST with a ±%.0f %% margin). A claim holds when more than half of its items hold, does not hold when it could not reach that even if every inconclusive item held, and is inconclusive otherwise. Open a claim for its items and p-values.", 100*c.Tolerance, 100*c.Alpha, 100*c.Tolerance)
 	default:
-		p.ClaimsIntro = fmt.Sprintf("The paper's conclusions these records can test, on each broker's measurements (tests on the repetitions at the %.0f %% level). The records carry no published values: there is no paper column. Open a claim for its items and p-values.", 100*c.Alpha)
+		p.Intro = fmt.Sprintf("The paper's conclusions these records can test, on each broker's measurements (tests on the repetitions at the %.0f %% level). The records carry no published values: there is no paper column. Open a claim for its items and p-values.", 100*c.Alpha)
 	}
-	p.ClaimNotes = c.Notes
+	p.Notes = c.Notes
 	p.Unmeasured = c.Unmeasured
 	for _, cl := range c.Claims {
 		cv := claimView{ID: cl.ID, Statement: cl.Statement, Source: cl.Source, Rule: cl.Rule, Needs: cl.Needs}
@@ -308,6 +328,7 @@ func claimsView(p *page, d *report.Dataset, c report.DocClaims) {
 		}
 		p.Claims = append(p.Claims, cv)
 	}
+	return p
 }
 
 // itemCell is an item as the markdown prints it: mark, numbers, p-value
