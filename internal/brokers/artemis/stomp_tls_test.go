@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +91,9 @@ func TestArtemisSTOMPOverTLS(t *testing.T) {
 	assert.True(t, errors.As(err, &unknown), "want a verification failure, got %v", err)
 
 	require.NoError(t, a.Stop(context.Background()))
+	xml, err := os.ReadFile(filepath.Join(a.InstanceDir(), "etc", "broker.xml"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(xml), "stomp-tls", "Stop takes the TLS acceptor out with the lab's keystore")
 	plainOnly := artemis.NewArtemis(a.Config()) // the same instance, no ServeTLS
 	ep2, err := plainOnly.Start(ctx, broker.LoopbackHost{})
 	require.NoError(t, err)

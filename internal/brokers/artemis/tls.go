@@ -14,8 +14,8 @@ import (
 )
 
 // tlsAcceptor is the STOMP acceptor over TLS that Start adds to the
-// instance's broker.xml while the broker serves TLS (ServeTLS) and
-// removes again otherwise, so that runs without TLS keep the instance's
+// instance's broker.xml while the broker serves TLS (ServeTLS), and that
+// Stop (or a Start without TLS) removes again, so that runs without TLS keep the instance's
 // configuration as it was. Its keystore is the lab's key and certificate
 // in one PEM file (keyStoreType=PEM: the pem-keystore provider Artemis
 // ships); its path and port are -D properties, so broker.xml is the same
