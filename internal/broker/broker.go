@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pslab/internal/driver"
+	"pslab/internal/labtls"
 )
 
 // Host is where a broker process runs and how clients reach it.
@@ -109,4 +110,13 @@ type Restartable interface {
 	// Restart starts it again on the same host, address, port, credentials and store,
 	// and returns once it accepts clients (or ctx ends).
 	Restart(ctx context.Context) error
+}
+
+// TLSServer is a broker that can serve TLS to clients with a certificate
+// the lab made (cases with tls: on): ServeTLS, before Start, gives it the
+// lab's material; Start then serves TLS (and keeps serving plain
+// connections for the lab's administration and the cases without TLS),
+// setting the endpoint's TLSURL when TLS has a port of its own.
+type TLSServer interface {
+	ServeTLS(m *labtls.Material) error
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 
 	"pslab/internal/brokers"
+	"pslab/internal/labtls"
 	"pslab/netem"
 )
 
@@ -50,6 +51,8 @@ func Leftovers(o Options) (removed []string, err error) {
 			removed, errs = append(removed, r...), append(errs, e)
 		}
 	}
+	r, e = labtls.Leftovers(o.CacheDir) // TLS material of labs whose pslab has ended
+	removed, errs = append(removed, r...), append(errs, e)
 	if os.Geteuid() == 0 { // labs (and their lock files in /run) need root
 		r, e := staleLocks()
 		removed, errs = append(removed, r...), append(errs, e)

@@ -6,6 +6,7 @@ package driver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"time"
@@ -70,6 +71,13 @@ type Endpoint struct {
 	// the output buffers of core subscribers from its /connz). "" when the
 	// broker has none that pslab knows of.
 	MonitorURL string
+	// TLS, when set, is the client configuration (the lab's CA as the
+	// only root) for the connections of cases with tls: on; TLSURL is
+	// where those connect ("": URL, the broker serves TLS and plain on
+	// one port). Set by the lab for a broker it started with its own
+	// certificates (internal/labtls); nil otherwise.
+	TLS    *tls.Config
+	TLSURL string
 }
 
 // Admin is the endpoint for administration connections.
@@ -84,6 +92,9 @@ func (ep Endpoint) Admin() Endpoint {
 type CaseSpec struct {
 	Prefix  string // unique per case run, e.g. "pslab-r1a2b-c03"; all names start with it
 	Factors scenario.Factors
+	// Handshakes collects the TLS handshakes of the case's client
+	// connections (Factors.TLS); nil: nobody reads them.
+	Handshakes *HandshakeLog
 }
 
 // PubSpec describes one publisher.

@@ -294,6 +294,9 @@ func (cr *caseRun) loadOutcome(ctx context.Context) error {
 func (cr *caseRun) measure(context.Context) error {
 	rec, res := cr.rec, cr.res
 	rec.Result = res
+	if t := res.TLS; t != nil && t.Version != "" { // what was negotiated, in the mechanism's words
+		rec.Mechanism += fmt.Sprintf(" (negotiated: %s, %s)", t.Version, t.Cipher)
+	}
 	if res.Interrupted == nil { // an interrupted case promised nothing
 		rec.Audit = audit.Evaluate(cr.c.Factors, res)
 	} else {

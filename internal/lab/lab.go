@@ -252,7 +252,11 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 			if !c.ForBroker(b) {
 				continue
 			}
-			if err := k.Supports(c.Factors); err != nil {
+			err := k.Supports(c.Factors)
+			if err == nil {
+				err = o.tlsRefusal(c.Factors, b)
+			}
+			if err != nil {
 				if o.SkipUnsupported {
 					if refused[i] == nil {
 						refused[i] = map[string]bool{}
@@ -481,10 +485,17 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		return nil, nil, err
 	}
 	fmt.Fprintf(o.Log, "starting %s (%s) on %s\n", bName, b.Version(), nw.describe())
-	ep, err := b.Start(ctx, o.iso.host(nw.host))
+	host := o.iso.host(nw.host)
+	certs, err := lr.serveTLS(b, bName, host)
 	if err != nil {
 		return nil, nil, err
 	}
+	ep, err := b.Start(ctx, host)
+	if err != nil {
+		certs.remove()
+		return nil, nil, err
+	}
+	ep.TLS = certs.clientConfig()
 	ep.StallTolerance = nw.stallTolerance()
 	subEP := ep // a link per role: the subscribers dial from the lab's second link
 	if nw.sub != nil {
@@ -493,6 +504,7 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 	drv, err := k.NewDriver(ctx, subEP)
 	if err != nil {
 		b.Stop(context.Background())
+		certs.remove()
 		return nil, nil, err
 	}
 	var pubDrv driver.Driver // and the publishers from its first, as ep does
@@ -500,6 +512,7 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		if pubDrv, err = k.NewDriver(ctx, ep); err != nil {
 			drv.Close()
 			b.Stop(context.Background())
+			certs.remove()
 			return nil, nil, err
 		}
 	}
@@ -511,6 +524,7 @@ func (lr *labRun) startSession(ctx context.Context, nw *network, bName string) (
 		}
 		drv.Close()
 		b.Stop(context.Background())
+		certs.remove()
 	}, nil
 }
 

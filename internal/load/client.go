@@ -233,6 +233,7 @@ func (r *run) result(start time.Time, complete bool) *Result {
 		}
 	}
 	r.faultResults(res, stats)
+	res.TLS = r.tlsResult(stats)
 	res.Latency = res.Histogram.Summary()
 	res.PubSeries = r.pubSeries.Values()
 	res.SubSeries = r.subSeries.Values()

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"pslab/internal/driver"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -325,4 +326,23 @@ func (r *run) subConnStats() []driver.ConnStats {
 		}
 	}
 	return out
+}
+
+// tlsResult is the TLS block of a case with tls: on: the handshakes its
+// clients logged and how long each lost connection took to come back
+// (stats); nil for a case without TLS.
+func (r *run) tlsResult(stats []driver.ConnStats) *record.TLS {
+	if !r.cs.Factors.TLS {
+		return nil
+	}
+	hs, failed := r.cs.Handshakes.Handshakes()
+	var back []float64
+	for _, st := range stats {
+		for _, o := range st.Outages {
+			if !o.Restored.IsZero() {
+				back = append(back, float64(o.Restored.Sub(o.Lost))/float64(time.Millisecond))
+			}
+		}
+	}
+	return record.TLSOf(hs, failed, back)
 }

@@ -92,6 +92,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.ConnectParallel = 64
 	}
 	cs := driver.CaseSpec{Prefix: cfg.Prefix, Factors: f}
+	if f.TLS {
+		cs.Handshakes = &driver.HandshakeLog{}
+	}
 	r := &run{cfg: cfg, cs: cs}
 	if err := r.checkFaults(); err != nil {
 		return nil, err

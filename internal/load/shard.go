@@ -8,6 +8,7 @@ import (
 
 	"pslab/internal/driver"
 	"pslab/internal/metrics"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -148,6 +149,7 @@ func Merge(parts []*Result, held *driver.Held, heldErr string) (*Result, error) 
 		out.InFlightStalls += p.InFlightStalls
 		out.Unclosed += p.Unclosed
 		out.ClientOutages += p.ClientOutages
+		out.TLS = record.MergeTLS(out.TLS, p.TLS)
 		out.UnexplainedOutages += p.UnexplainedOutages
 		if len(p.OutageCauses) > 0 {
 			if out.OutageCauses == nil {

@@ -82,8 +82,14 @@ func supports(p Profile, f scenario.Factors) error {
 	if why := FilterRefusals.Check(f); why != "" {
 		return bad("%s", why)
 	}
+	if f.TLS {
+		return bad("%s", TLSRefusal)
+	}
 	return nil
 }
+
+// TLSRefusal is why no MQTT broker runs a case with tls: on.
+const TLSRefusal = "tls: on is not wired for MQTT: pslab's MQTT clients dial plain TCP and no MQTT broker's TLS listener is configured with the lab's certificate (NATS and Artemis over STOMP serve TLS)"
 
 // mechanism is Mechanism for profile p.
 func mechanism(p Profile, f scenario.Factors) string {

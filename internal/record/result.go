@@ -106,6 +106,9 @@ type Result struct {
 	// reported ("unknown" when it gave none): a write deadline of the
 	// client, the broker closing the connection, the link.
 	OutageCauses map[string]int `json:"outage_causes,omitempty"`
+	// TLS is what TLS cost the case's client connections (tls: on): the
+	// handshakes and reconnections.
+	TLS *TLS `json:"tls,omitempty"`
 
 	// Interrupted: the run was cut short (SIGINT/SIGTERM); the numbers
 	// cover only what was measured and are not a result of the case.

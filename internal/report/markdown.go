@@ -300,6 +300,7 @@ func (m *mdWriter) suite(d *Dataset, suite string) {
 		m.p("")
 	}
 	m.ratios(d, suite, cases)
+	m.tlsCost(d, suite)
 	m.audit(d, suite)
 	m.trends(d, suite)
 	m.notes(cases)

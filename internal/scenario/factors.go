@@ -84,6 +84,11 @@ type Factors struct {
 	// TopicRoundRobin: every publisher sends to every topic in turn (Henjes
 	// et al.'s topic experiments) instead of to topic i mod topics.
 	TopicRoundRobin bool `json:"topic_round_robin,omitempty"`
+	// TLS: every client connection of the case (publishers and
+	// subscribers, not the lab's administration) is TLS, verified against
+	// the lab's own CA (internal/labtls); brokers that cannot serve it
+	// refuse the case.
+	TLS bool `json:"tls,omitempty"`
 
 	// The filter factor of Henjes et al. (see filter.go and docs/filters.md).
 	// Messages carry a value 0..Values-1, round robin; Matching subscribers
@@ -109,6 +114,9 @@ func (f Factors) String() string {
 	}
 	if f.TopicRoundRobin {
 		sel += " round-robin"
+	}
+	if f.TLS {
+		sel += " tls"
 	}
 	return fmt.Sprintf("%d/%d/%d %s/%s/%s %s %dB%s%s", f.Publishers, f.Subscribers, f.Topics,
 		f.Subscription, f.Delivery, f.Ack, f.Body, f.Size, sel, f.filterString())

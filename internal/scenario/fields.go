@@ -43,6 +43,7 @@ var caseSetters = map[string]setter{
 	"selector":          boolField(func(c *Case) *bool { return &c.Selector }),
 	"capacity":          boolField(func(c *Case) *bool { return &c.Capacity }),
 	"topic_round_robin": boolField(func(c *Case) *bool { return &c.TopicRoundRobin }),
+	"tls":               boolField(func(c *Case) *bool { return &c.TLS }),
 	"connect_unshaped":  boolField(func(c *Case) *bool { return &c.ConnectUnshaped }),
 	"filter":            enumField(FilterKinds, func(c *Case) *FilterKind { return &c.Filter }),
 	"filter_form":       enumField(FilterForms, func(c *Case) *FilterForm { return &c.FilterForm }),

@@ -18,6 +18,7 @@ import (
 	"pslab/internal/brokers/artemis"
 	"pslab/internal/brokers/nats"
 	"pslab/internal/driver"
+	"pslab/internal/labtls"
 )
 
 // RequireRoot skips t unless it runs as root (network namespaces, qdiscs,
@@ -44,9 +45,32 @@ func SkipShort(t testing.TB, needs string) {
 // endpoint, a generated password. It shuts down when the test ends.
 func NATS(t testing.TB) driver.Endpoint {
 	t.Helper()
+	return startNATS(t, nil)
+}
+
+// NATSTLS is NATS(t) serving TLS too, as pslab's server does for a lab
+// with tls: on cases: a CA and a server certificate for 127.0.0.1 made
+// for the test (labtls, in t.TempDir()), plain connections allowed on the
+// same port. The endpoint's TLS trusts that CA alone.
+func NATSTLS(t testing.TB) (driver.Endpoint, *labtls.Material) {
+	t.Helper()
+	m, err := labtls.New(t.TempDir(), "test", []string{"127.0.0.1", "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := startNATS(t, m)
+	ep.TLS = m.ClientConfig()
+	return ep, m
+}
+
+func startNATS(t testing.TB, m *labtls.Material) driver.Endpoint {
 	password := broker.RandomSecret()
-	s, err := server.NewServer(nats.Options("127.0.0.1", server.RANDOM_PORT, "127.0.0.1", server.RANDOM_PORT,
-		t.TempDir(), "pslab", password))
+	opts := nats.Options("127.0.0.1", server.RANDOM_PORT, "127.0.0.1", server.RANDOM_PORT,
+		t.TempDir(), "pslab", password)
+	if m != nil {
+		nats.WithTLS(opts, m.Cert)
+	}
+	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatalf("in-process nats-server: %v", err)
 	}
@@ -121,7 +145,7 @@ func Artemis(t testing.TB, cfg artemis.ArtemisConfig) *artemis.Artemis {
 	if cfg.HeapMB == 0 {
 		cfg.HeapMB = 256
 	}
-	for _, p := range []*int{&cfg.Port, &cfg.CorePort} {
+	for _, p := range []*int{&cfg.Port, &cfg.CorePort, &cfg.TLSPort} {
 		if *p == 0 {
 			port, err := broker.FreePort()
 			if err != nil {

@@ -87,3 +87,23 @@ func TestProbeByScheme(t *testing.T) {
 	_, _, err = brokers.Default.OpenAccess(context.Background(), ext)
 	assert.ErrorContains(t, err, "nats://")
 }
+
+// TestTLSIsRefusedWhereNotWired: tls: on runs on NATS and Artemis (over
+// STOMP), whose brokers take the lab's certificate; every other broker
+// refuses it before anything runs, never running it without TLS.
+func TestTLSIsRefusedWhereNotWired(t *testing.T) {
+	serves := map[string]bool{"nats": true, "artemis": true}
+	for _, n := range brokers.Names() {
+		d, _ := brokers.Lookup(n)
+		f := scenario.Defaults().Factors
+		f.TLS = true
+		err := d.Supports(f)
+		if serves[n] {
+			assert.NoError(t, err, n)
+			continue
+		}
+		require.Error(t, err, n)
+		assert.True(t, errors.Is(err, driver.ErrUnsupported), "%s: %v", n, err)
+		assert.Contains(t, err.Error(), "tls: on", n)
+	}
+}

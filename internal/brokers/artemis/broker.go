@@ -35,6 +35,7 @@ type ArtemisConfig struct {
 	Port              int           // STOMP port; default 61613
 	CorePort          int           // CORE port for `artemis perf client`; default 61616
 	MQTTPort          int           // MQTT port for artemis-mqtt; 0: any free one (not measured)
+	TLSPort           int           // STOMP over TLS (tls: on cases, ServeTLS); default 61614
 	StartTimeout      time.Duration // default 60 s
 }
 
@@ -66,6 +67,9 @@ func (c ArtemisConfig) withDefaults() ArtemisConfig {
 	if c.CorePort <= 0 {
 		c.CorePort = 61616
 	}
+	if c.TLSPort <= 0 {
+		c.TLSPort = 61614
+	}
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = 60 * time.Second
 	}
@@ -80,6 +84,9 @@ type Artemis struct {
 	run     *artemisRun // nil when not running
 	version string      // from the CONNECTED frame once running
 	host    broker.Host // of the last Start, for Restart
+	// tlsKeystore is the lab's key and certificate as a PEM keystore
+	// (ServeTLS); "": no TLS acceptor.
+	tlsKeystore string
 }
 
 // artemisRun is one broker process.
@@ -192,9 +199,15 @@ func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, er
 	if err := a.upgradeAcceptors(); err != nil {
 		return driver.Endpoint{}, err
 	}
+	if err := a.syncTLSAcceptor(filepath.Join(a.InstanceDir(), "etc", "broker.xml")); err != nil {
+		return driver.Endpoint{}, fmt.Errorf("artemis: %w", err)
+	}
 	ip := h.ListenIP()
 	addr := net.JoinHostPort(ip, strconv.Itoa(a.cfg.Port))
 	ep := driver.Endpoint{URL: "stomp://" + addr, User: user, Password: pass, Dialer: h.Dialer(), AdminDialer: broker.AdminDialer(h)}
+	if a.tlsKeystore != "" {
+		ep.TLSURL = "stomp://" + net.JoinHostPort(ip, strconv.Itoa(a.cfg.TLSPort))
+	}
 
 	// A restart keeps the previous process's log (why it ended) beside.
 	_ = os.Rename(a.RunLog(), a.RunLog()+".prev")
@@ -221,6 +234,9 @@ func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, er
 	}()
 
 	server, err := a.waitReady(ctx, ep, run)
+	if err == nil {
+		err = a.waitTLS(ctx, ep, run)
+	}
 	if err != nil {
 		a.stopLocked(ctx)
 		return driver.Endpoint{}, err
@@ -232,8 +248,12 @@ func (a *Artemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint, er
 // javaArgs are appended to the instance profile's JAVA_ARGS; the later
 // -Xms/-Xmx win, the -D properties fill broker.xml's ${pslab.*} placeholders.
 func (a *Artemis) javaArgs(ip string) string {
-	return fmt.Sprintf("-Xms%dm -Xmx%dm -Dpslab.host=%s -Dpslab.stomp.port=%d -Dpslab.core.port=%d -Dpslab.mqtt.port=%d -Dpslab.socket.buffer=%d",
+	args := fmt.Sprintf("-Xms%dm -Xmx%dm -Dpslab.host=%s -Dpslab.stomp.port=%d -Dpslab.core.port=%d -Dpslab.mqtt.port=%d -Dpslab.socket.buffer=%d",
 		a.cfg.HeapMB, a.cfg.HeapMB, ip, a.cfg.Port, a.cfg.CorePort, a.cfg.MQTTPort, a.cfg.SocketBufferBytes)
+	if a.tlsKeystore != "" {
+		args += fmt.Sprintf(" -Dpslab.stomp.tls.port=%d -Dpslab.tls.keystore=%s", a.cfg.TLSPort, a.tlsKeystore)
+	}
+	return args
 }
 
 // cleanEnv drops variables that would change how bin/artemis runs.

@@ -51,8 +51,11 @@ var artemisConfigFiles = []string{"etc/broker.xml", "etc/artemis.profile", "etc/
 // instance of their own).
 func (a *Artemis) EffectiveConfig() (map[string]string, map[string][]byte, error) {
 	settings := a.Settings()
-	for _, k := range []string{"instance", "stomp_acceptor", "core_acceptor", "mqtt_acceptor"} {
+	for _, k := range []string{"instance", "stomp_acceptor", "core_acceptor", "mqtt_acceptor", "stomp_tls_acceptor"} {
 		delete(settings, k)
+	}
+	if a.servesTLS() { // what the acceptor's address leaves: TLS is served
+		settings["tls"] = "STOMP acceptor sslEnabled, keyStoreType=PEM, the lab's ECDSA P-256 certificate"
 	}
 	files := map[string][]byte{}
 	for _, rel := range artemisConfigFiles {

@@ -82,6 +82,7 @@ func (a *Artemis) Settings() map[string]string {
 		"mqtt_acceptor":       a.acceptorURL(ip, a.cfg.MQTTPort, "MQTT"),
 		"instance":            a.InstanceDir(),
 	}
+	a.tlsSettings(s, ip)
 	// Linux caps SO_SNDBUF/SO_RCVBUF at these; the effective buffer is the
 	// smaller of the two.
 	for _, k := range []string{"rmem_max", "wmem_max"} {

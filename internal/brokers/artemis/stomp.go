@@ -116,6 +116,9 @@ func (d *stompDriver) Mechanism(f scenario.Factors) string {
 	if f.TopicRoundRobin {
 		b.WriteString("; each publisher sends to every topic's address in turn")
 	}
+	if f.TLS {
+		b.WriteString("; " + stompTLSMechanism)
+	}
 	return b.String()
 }
 

@@ -41,7 +41,7 @@ func dialAdmin(ctx context.Context, ep driver.Endpoint) (*stompAdmin, error) {
 		case a.replies <- f:
 		default: // nobody waits for it: a stale reply or another admin's
 		}
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}

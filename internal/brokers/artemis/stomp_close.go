@@ -108,7 +108,7 @@ func (c *stompConn) Abort() {
 	if errors.As(c.Failure(), &se) {
 		c.waitReader()
 	}
-	driver.ResetOnClose(c.nc)
+	driver.ResetOnClose(c.tcp)
 	c.wmu.Lock()
 	c.closed = true
 	c.wmu.Unlock()

@@ -107,7 +107,7 @@ func TestUnsubscribeNamesDurable(t *testing.T) {
 func TestCloseBrokerKeepsOpen(t *testing.T) {
 	s := newFakeSTOMP(t, false)
 	s.keepOpen = true
-	c, err := dialSTOMP(context.Background(), s.endpoint(), "", nil)
+	c, err := dialSTOMP(context.Background(), s.endpoint(), "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestBrokerErrorBrokerClosesFirst(t *testing.T) {
 		}
 		result <- nil
 	}()
-	c, err := dialSTOMP(context.Background(), driver.Endpoint{URL: "stomp://" + ln.Addr().String()}, "", nil)
+	c, err := dialSTOMP(context.Background(), driver.Endpoint{URL: "stomp://" + ln.Addr().String()}, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

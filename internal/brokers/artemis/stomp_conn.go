@@ -2,6 +2,7 @@ package artemis
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,7 +75,8 @@ func (e *stompError) Error() string {
 type stompConn struct {
 	addr   string
 	nc     net.Conn
-	server string // CONNECTED server header, e.g. "ActiveMQ-Artemis/2.44.0 ..."
+	tcp    net.Conn // the TCP connection under nc (nc itself without TLS)
+	server string   // CONNECTED server header, e.g. "ActiveMQ-Artemis/2.44.0 ..."
 
 	wmu    sync.Mutex
 	bw     *bufio.Writer // SEND and ACK frames, written out by flusher
@@ -108,9 +110,15 @@ func stompAddr(raw string) (string, error) {
 }
 
 // dialSTOMP connects and logs in. clientID may be empty. onMsg, if not nil,
-// receives every MESSAGE frame on the reader goroutine.
-func dialSTOMP(ctx context.Context, ep driver.Endpoint, clientID string, onMsg func(*frame.Frame)) (*stompConn, error) {
-	addr, err := stompAddr(ep.URL)
+// receives every MESSAGE frame on the reader goroutine. tc, when not nil,
+// makes the connection TLS (to the endpoint's TLS acceptor) and times the
+// handshake.
+func dialSTOMP(ctx context.Context, ep driver.Endpoint, clientID string, onMsg func(*frame.Frame), tc *driver.TLSClient) (*stompConn, error) {
+	raw := ep.URL
+	if tc != nil {
+		raw = cmp.Or(ep.TLSURL, ep.URL)
+	}
+	addr, err := stompAddr(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -118,13 +126,21 @@ func dialSTOMP(ctx context.Context, ep driver.Endpoint, clientID string, onMsg f
 	if d == nil {
 		d = &net.Dialer{Timeout: 10 * time.Second}
 	}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	tcp, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("STOMP connect to %s: %w", addr, err)
+	}
+	nc := tcp
+	if tc != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		if nc, err = tc.Handshake(ctx, tcp, host); err != nil {
+			return nil, fmt.Errorf("STOMP connect to %s: %w", addr, err)
+		}
 	}
 	c := &stompConn{
 		addr:     addr,
 		nc:       nc,
+		tcp:      tcp,
 		bw:       bufio.NewWriterSize(nc, 64<<10),
 		receipts: map[string]func(error){},
 		done:     make(chan struct{}),
@@ -416,7 +432,7 @@ func (c *stompConn) request(ctx context.Context, f *frame.Frame, id string) erro
 // the broker's server header (e.g. "ActiveMQ-Artemis/2.44.0 ..."). A wrong
 // user or password gives an error wrapping ErrLoginRefused.
 func CheckSTOMP(ctx context.Context, ep driver.Endpoint) (string, error) {
-	c, err := dialSTOMP(ctx, ep, "", nil)
+	c, err := dialSTOMP(ctx, ep, "", nil, nil)
 	if err != nil {
 		return "", err
 	}

@@ -29,8 +29,9 @@ var errLinkClosed = errors.New("STOMP client closed")
 // retried: a case that cannot connect at all fails) and starts watching
 // it. onMsg receives the MESSAGE frames of every connection, with the
 // connection that delivered them (ACKs must go back on it); setup runs on
-// each new connection before it becomes current.
-func newStompLink(ctx context.Context, ep driver.Endpoint, clientID string,
+// each new connection before it becomes current. tc, when not nil, makes
+// every connection TLS and times its handshakes.
+func newStompLink(ctx context.Context, ep driver.Endpoint, tc *driver.TLSClient, clientID string,
 	onMsg func(*stompConn, *frame.Frame), setup func(context.Context, *stompConn) error) (*stompLink, error) {
 	dial := func(ctx context.Context) (*stompConn, error) {
 		var self atomic.Pointer[stompConn]
@@ -38,7 +39,7 @@ func newStompLink(ctx context.Context, ep driver.Endpoint, clientID string,
 		if onMsg != nil {
 			onFrame = func(f *frame.Frame) { onMsg(self.Load(), f) }
 		}
-		c, err := dialSTOMP(ctx, ep, clientID, onFrame)
+		c, err := dialSTOMP(ctx, ep, clientID, onFrame, tc)
 		if err != nil {
 			return nil, err
 		}

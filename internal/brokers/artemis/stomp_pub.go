@@ -62,7 +62,11 @@ func (d *stompDriver) Publisher(ctx context.Context, s driver.PubSpec) (driver.P
 	if s.Window == 0 {
 		s.Window = driver.DefaultWindow(s.Case.Factors)
 	}
-	l, err := newStompLink(ctx, d.ep, "", nil, nil)
+	tc, err := d.tlsClient(s.Case)
+	if err != nil {
+		return nil, err
+	}
+	l, err := newStompLink(ctx, d.ep, tc, "", nil, nil)
 	if err != nil {
 		return nil, err
 	}

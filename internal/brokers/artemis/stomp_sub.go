@@ -133,7 +133,11 @@ func (d *stompDriver) Subscriber(ctx context.Context, s driver.SubSpec, h driver
 			return nil, err
 		}
 	}
-	l, err := newStompLink(ctx, d.ep, clientID, sub.onMessage, sub.subscribe)
+	tc, err := d.tlsClient(s.Case)
+	if err != nil {
+		return nil, err
+	}
+	l, err := newStompLink(ctx, d.ep, tc, clientID, sub.onMessage, sub.subscribe)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,14 @@ import (
 func (a *Artemis) Stop(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.stopLocked(ctx)
+	err := a.stopLocked(ctx)
+	if a.tlsKeystore != "" { // the lab's keystore goes with the session: no acceptor left pointing at it
+		a.tlsKeystore = ""
+		if e := a.syncTLSAcceptor(filepath.Join(a.InstanceDir(), "etc", "broker.xml")); err == nil {
+			err = e
+		}
+	}
+	return err
 }
 
 func (a *Artemis) stopLocked(ctx context.Context) error {

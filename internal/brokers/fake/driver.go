@@ -39,6 +39,9 @@ func supports(f scenario.Factors) error {
 	if why := driver.ShapeRefusal(f); why != "" {
 		return fmt.Errorf("fake: %s: %w", why, driver.ErrUnsupported)
 	}
+	if f.TLS {
+		return fmt.Errorf("fake: tls: on: the fake runs in memory, with no connection to encrypt: %w", driver.ErrUnsupported)
+	}
 	return nil
 }
 

@@ -58,6 +58,9 @@ func serveNATS() error {
 		}
 		WithMQTT(opts, h, mp)
 	}
+	if err := tlsFromEnv(opts); err != nil {
+		return err
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return err

@@ -63,6 +63,9 @@ func (d *Driver) Subscriber(ctx context.Context, s driver.SubSpec, h driver.Hand
 			}
 		}
 	}
+	if err := d.watchTLS(sub.watch, s.Case); err != nil {
+		return nil, err
+	}
 	nc, err := natsConnect(ctx, d.ep, sub.name, sub.watch)
 	if err != nil {
 		return nil, err

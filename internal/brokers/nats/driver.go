@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -123,6 +124,9 @@ func (d *Driver) Mechanism(f scenario.Factors) string {
 	}
 	if f.TopicRoundRobin {
 		parts = append(parts, "each publisher sends to every topic's subject in turn")
+	}
+	if f.TLS {
+		parts = append(parts, tlsMechanism)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -312,6 +316,12 @@ func natsConnect(ctx context.Context, ep driver.Endpoint, name string, w *natsWa
 	if d == nil {
 		d = &net.Dialer{Timeout: 10 * time.Second}
 	}
+	url := ep.URL
+	if w != nil && w.tls != nil {
+		d = w.tls.Dialer(d)
+		opts = append(opts, nats.Secure(w.tls.Config()))
+		url = cmp.Or(ep.TLSURL, ep.URL)
+	}
 	dialer := &natsDialer{d: d, w: w, ctx: context.Background()}
 	opts = append(opts, nats.SetCustomDialer(dialer))
 	if w != nil {
@@ -322,7 +332,7 @@ func natsConnect(ctx context.Context, ep driver.Endpoint, name string, w *natsWa
 	var err error
 	setUpDone := dialer.setUp(ctx)
 	for attempt := 1; ; attempt++ {
-		nc, err = nats.Connect(ep.URL, opts...)
+		nc, err = nats.Connect(url, opts...)
 		if err == nil || attempt == connectAttempts || !isTimeout(err) || ctx.Err() != nil {
 			break
 		}
@@ -334,7 +344,10 @@ func natsConnect(ctx context.Context, ep driver.Endpoint, name string, w *natsWa
 		return nil, fmt.Errorf("connect to NATS at %s: %w", ep.URL, context.Cause(ctx))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w", ep.URL, err)
+		if w != nil && w.tls != nil && isTLSError(err) {
+			w.tls.Failed()
+		}
+		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
 	}
 	return nc, nil
 }

@@ -95,6 +95,9 @@ func (d *Driver) Publisher(ctx context.Context, s driver.PubSpec) (driver.Publis
 		opts = append(opts, nats.WriteBufferSize(tcpBoundedWriteBuffer(s.Case.Factors.Publishers)))
 	}
 	w := &natsWatch{}
+	if err := d.watchTLS(w, s.Case); err != nil {
+		return nil, err
+	}
 	nc, err := natsConnect(ctx, d.ep, fmt.Sprintf("pslab-pub-%s-%d", natsRoot(s.Case.Prefix), s.ID), w, opts...)
 	if err != nil {
 		return nil, err

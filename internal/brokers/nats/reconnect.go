@@ -27,6 +27,9 @@ type natsWatch struct {
 	// the reconnect callback saw it: parsedHere is the rest.
 	inBase      atomic.Uint64
 	onReconnect func() // runs on nats.go's callback goroutine; must not block
+	// tls, for a client of a case with tls: on, times its handshakes
+	// (nats.go makes them with its Config over sockets of its Dialer).
+	tls *driver.TLSClient
 }
 
 // conns identifies the connection in use: it changes with every socket

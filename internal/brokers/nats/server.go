@@ -59,6 +59,9 @@ type Server struct {
 	store    string // kept from Start to Stop, across Kill and Restart
 	password string
 	logPath  string
+	// tlsCert and tlsKey are the lab's server certificate and key
+	// (ServeTLS); "": no TLS.
+	tlsCert, tlsKey string
 }
 
 // NewServer returns an embedded NATS broker, not yet started.
@@ -74,10 +77,14 @@ func (n *Server) Version() string { return "nats-server " + server.VERSION }
 func (n *Server) Settings() map[string]string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return map[string]string{"jetstream_store": n.store, "auth": "user/password (generated per start)",
+	s := map[string]string{"jetstream_store": n.store, "auth": "user/password (generated per start)",
 		"monitor":        "http://" + n.monitor + " (connz: what the server holds for core subscribers)",
 		"write_timeout":  "retry: a client is closed only if it takes nothing for the write deadline",
 		"write_deadline": WriteDeadline.String()}
+	if n.tlsCert != "" {
+		s["tls"] = tlsSetting
+	}
+	return s
 }
 
 // PID implements Broker. After a Restart it is the new process.
@@ -189,6 +196,8 @@ func (n *Server) commandLocked() (func() *exec.Cmd, error) {
 		"PSLAB_NATS_PASSWORD="+n.password,
 		"PSLAB_NATS_DETACHED="+strconv.FormatBool(n.cfg.Detached),
 		"PSLAB_NATS_MQTT="+n.mqtt,
+		"PSLAB_NATS_TLS_CERT="+n.tlsCert,
+		"PSLAB_NATS_TLS_KEY="+n.tlsKey,
 	)
 	return func() *exec.Cmd {
 		cmd := exec.Command(exe)
