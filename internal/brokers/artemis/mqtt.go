@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 
 	"pslab/internal/broker"
 	"pslab/internal/brokers"
@@ -43,11 +42,7 @@ func MQTTDescriptor() brokers.Descriptor {
 			return &mqttArtemis{Artemis: b.(*Artemis)}, nil
 		},
 		NewDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) {
-			var a *mqttArtemis
-			if v, ok := mqttRunning.Load(ep.URL); ok {
-				a = v.(*mqttArtemis)
-			}
-			return mqtt.New(mqttProfile(a, ep), ep)
+			return mqtt.New(mqttProfile(mqttRunning.Lookup(ep.URL), ep), ep)
 		},
 		Supports:     func(f scenario.Factors) error { return mqttProfile(nil, driver.Endpoint{}).Supports(f) },
 		Capabilities: brokers.Capabilities{FilterRefusals: mqtt.FilterRefusals},
@@ -65,7 +60,7 @@ func MQTTDescriptor() brokers.Descriptor {
 
 // mqttRunning are the artemis-mqtt brokers this process started, by their
 // MQTT endpoint URL.
-var mqttRunning sync.Map
+var mqttRunning mqtt.Running[*mqttArtemis]
 
 // mqttArtemis is the Artemis instance with its MQTT acceptor listening, as
 // the lab sees it: its endpoint is the acceptor's.
@@ -107,13 +102,13 @@ func (m *mqttArtemis) Start(ctx context.Context, h broker.Host) (driver.Endpoint
 	mep := ep
 	mep.URL = "mqtt://" + net.JoinHostPort(h.ListenIP(), strconv.Itoa(port))
 	m.url = mep.URL
-	mqttRunning.Store(mep.URL, m)
+	mqttRunning.Add(mep.URL, m)
 	return mep, nil
 }
 
 // Stop implements broker.Broker.
 func (m *mqttArtemis) Stop(ctx context.Context) error {
-	mqttRunning.Delete(m.url)
+	mqttRunning.Remove(m.url)
 	return m.Artemis.Stop(ctx)
 }
 

@@ -13,16 +13,16 @@ import (
 
 // running are the brokers this process started, by endpoint URL, so that
 // the driver opened on an endpoint finds its broker (persistence per case).
-var running sync.Map
+var running mqtt.Running[*Mosquitto]
 
-func (m *Mosquitto) noteRunning() { running.Store(m.endpoint().URL, m) }
+func (m *Mosquitto) noteRunning() { running.Add(m.endpoint().URL, m) }
 
 func (m *Mosquitto) forget() {
 	m.mu.Lock()
 	started := m.host != nil && m.conf.Port != 0
 	m.mu.Unlock()
 	if started {
-		running.Delete(m.endpoint().URL)
+		running.Remove(m.endpoint().URL)
 	}
 }
 

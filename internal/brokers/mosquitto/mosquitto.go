@@ -44,10 +44,7 @@ func Descriptor(v mqtt.Version) brokers.Descriptor {
 		Version:   PinnedVersion + " (Debian's package)",
 		NewBroker: newBroker,
 		NewDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) {
-			var m *Mosquitto
-			if b, ok := running.Load(ep.URL); ok {
-				m = b.(*Mosquitto)
-			}
+			m := running.Lookup(ep.URL)
 			version := ""
 			if m != nil {
 				version, _ = BinaryVersion()

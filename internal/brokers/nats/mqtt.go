@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -63,11 +62,7 @@ func MQTTDescriptor() brokers.Descriptor {
 			return &mqttServer{Server: NewServer(ServerConfig{MQTT: true})}, nil
 		},
 		NewDriver: func(_ context.Context, ep driver.Endpoint) (driver.Driver, error) {
-			var s *mqttServer
-			if v, ok := mqttRunning.Load(ep.URL); ok {
-				s = v.(*mqttServer)
-			}
-			return mqtt.New(mqttProfile(s, ep), ep)
+			return mqtt.New(mqttProfile(mqttRunning.Lookup(ep.URL), ep), ep)
 		},
 		Supports:     func(f scenario.Factors) error { return mqttProfile(nil, driver.Endpoint{}).Supports(f) },
 		Capabilities: brokers.Capabilities{FilterRefusals: mqtt.FilterRefusals},
@@ -90,7 +85,7 @@ func MQTTDescriptor() brokers.Descriptor {
 // mqttRunning are the nats-mqtt brokers this process started, by their
 // MQTT endpoint URL (the driver's administration reaches JetStream over
 // the server's NATS port).
-var mqttRunning sync.Map
+var mqttRunning mqtt.Running[*mqttServer]
 
 // mqttServer is the embedded nats-server with its MQTT listener, as the
 // lab sees it: its endpoint is the listener's.
@@ -131,7 +126,7 @@ func (m *mqttServer) Start(ctx context.Context, h broker.Host) (driver.Endpoint,
 	m.nats = ep
 	mep := ep
 	mep.URL = "mqtt://" + addr
-	mqttRunning.Store(mep.URL, m)
+	mqttRunning.Add(mep.URL, m)
 	return mep, nil
 }
 
@@ -140,7 +135,7 @@ func (m *mqttServer) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	addr := m.Server.mqtt
 	m.mu.Unlock()
-	mqttRunning.Delete("mqtt://" + addr)
+	mqttRunning.Remove("mqtt://" + addr)
 	return m.Server.Stop(ctx)
 }
 
