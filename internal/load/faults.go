@@ -101,11 +101,14 @@ func (r *run) runFault(ctx context.Context, i int, f scenario.Fault, start time.
 		fr.Error = "not applied: run cancelled"
 		return
 	}
-	if late := time.Now(); late.After(begin) {
-		begin = late // a link step after a late undo: it still lasts For
-	}
+	// Every fault lasts For from when it is applied, not from its
+	// schedule: begin moves to now, which on a real clock is always a
+	// little after the schedule (the timer's wake-up), and after a late
+	// undo of the link step before it may be much later (StartS records
+	// when it was applied).
+	begin = time.Now()
 	subs := r.affected(f)
-	fr.StartS = time.Since(start).Seconds()
+	fr.StartS = begin.Sub(start).Seconds()
 	due0 := r.dueTo(subs)
 	inj := r.cfg.Injector
 	var err error

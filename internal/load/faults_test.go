@@ -90,6 +90,9 @@ type fakeInjector struct {
 	mu    sync.Mutex
 	calls []string
 	can   error
+	// slowFirstRestore is how long the first LinkRestore takes (an undo
+	// made late by a busy machine); the others return at once.
+	slowFirstRestore time.Duration
 }
 
 func (f *fakeInjector) note(call string) {
@@ -105,6 +108,11 @@ func (f *fakeInjector) LinkLoss(p float64) (string, error) {
 }
 func (f *fakeInjector) LinkRestore() (string, error) {
 	f.note("restore")
+	f.mu.Lock()
+	wait := f.slowFirstRestore
+	f.slowFirstRestore = 0
+	f.mu.Unlock()
+	time.Sleep(wait)
 	return "restored", nil
 }
 func (f *fakeInjector) BrokerKill() error                   { return errors.New("not here") }
@@ -132,4 +140,31 @@ func TestLinkStepsAreAppliedInOrder(t *testing.T) {
 	_, err = Run(context.Background(), Config{Case: c, Prefix: "pslab-test-fstep2", Driver: d, Injector: inj})
 	require.ErrorContains(t, err, "no emulated link on loopback")
 	assert.Empty(t, inj.calls)
+}
+
+// TestLinkStepAfterALateUndoLastsItsDuration: when the undo of one link
+// step ends after the next step's scheduled start, the next step is applied
+// after that undo, late, and still lasts its full duration from when it was
+// applied (StartS records that time, not the schedule).
+func TestLinkStepAfterALateUndoLastsItsDuration(t *testing.T) {
+	d := startNATS(t)
+	c := quickCase(scenario.NonDurable, scenario.NonPersistent)
+	c.Window = time.Second
+	step := 100 * time.Millisecond
+	c.Faults = []scenario.Fault{
+		{Kind: scenario.LinkLoss, At: 100 * time.Millisecond, For: step, LossPct: 20},
+		{Kind: scenario.LinkOutage, At: 250 * time.Millisecond, For: step},
+	}
+	// The first undo ends at least 100+100+300 ms into the window, after
+	// the second step's scheduled 250 ms.
+	inj := &fakeInjector{slowFirstRestore: 300 * time.Millisecond}
+	res, err := Run(context.Background(), Config{Case: c, Prefix: "pslab-test-flate", Driver: d, Injector: inj})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"loss", "restore", "loss", "restore"}, inj.calls)
+	require.Len(t, res.Faults, 2)
+	first, second := res.Faults[0], res.Faults[1]
+	scheduled := (c.Warmup + c.Faults[1].At).Seconds()
+	assert.GreaterOrEqual(t, second.StartS, first.EndS, "applied after the step before it was undone")
+	assert.Greater(t, second.StartS, scheduled, "applied late")
+	assert.GreaterOrEqual(t, second.EndS-second.StartS, step.Seconds(), "lasts its duration from its application")
 }
