@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -193,4 +194,15 @@ func writeSysctl(nsName, path, value string) error {
 	return inNamedNS(nsName, func() error {
 		return os.WriteFile(path, []byte(value), 0o644)
 	})
+}
+
+// readSysctl reads a /proc/sys file from inside the named namespace.
+func readSysctl(nsName, path string) (string, error) {
+	var v string
+	err := inNamedNS(nsName, func() error {
+		b, err := os.ReadFile(path)
+		v = strings.TrimSpace(string(b))
+		return err
+	})
+	return v, err
 }

@@ -72,6 +72,8 @@ func TestRunOnFakeEndToEnd(t *testing.T) {
 		assert.Equal(t, fake.Name, r.Broker, where)
 		assert.Equal(t, sum.Records[i].CaseID, r.CaseID)
 		assert.Equal(t, "loopback", r.Network.Path, where)
+		assert.NotEmpty(t, r.Network.TCPCongestion, "%s: the TCP congestion control is recorded", where)
+		assert.Equal(t, netem.HostCongestionControl(), r.Network.TCPCongestion, where)
 		_, sim := results.Flagged(r.Flags, results.FlagSimulated)
 		assert.True(t, sim, "%s: a fake record says it measured no broker", where)
 		_, lo := results.Flagged(r.Flags, results.FlagLoopback)

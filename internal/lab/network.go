@@ -179,6 +179,32 @@ func (nw *network) describe() string {
 }
 
 func (nw *network) record() results.Network {
+	r := nw.paths()
+	r.TCPCongestion = nw.congestion()
+	return r
+}
+
+// congestion is the TCP congestion control the case's connections use:
+// the host's on loopback, else the lab's namespaces' (each role's link
+// named when they differ); empty when it cannot be read.
+func (nw *network) congestion() string {
+	if nw.lab == nil {
+		return netem.HostCongestionControl()
+	}
+	pub, err := nw.lab.CongestionControl()
+	if err != nil || nw.sub == nil {
+		return pub
+	}
+	sub, err := nw.sub.lab.CongestionControl()
+	if err != nil || sub == pub {
+		return pub
+	}
+	return fmt.Sprintf("%s=%s;%s=%s", rolePub, pub, roleSub, sub)
+}
+
+// paths is the record's description of the network without the
+// congestion control.
+func (nw *network) paths() results.Network {
 	if nw.sub != nil {
 		pub, sub := nw.profile, nw.sub.profile
 		backend := fmt.Sprintf("%s=%s;%s=%s", rolePub, nw.backend, roleSub, nw.sub.backend)

@@ -192,6 +192,7 @@ func TestParallelLabsOnWifiPaper(t *testing.T) {
 		assert.Equal(t, 2, r.Settings.ConcurrentLabs, where)
 		assert.Equal(t, "namespaces", r.Network.Path, where)
 		assert.NotNil(t, r.Network.Verify, "%s: its lab was verified", where)
+		assert.NotEmpty(t, r.Network.TCPCongestion, "%s: the TCP congestion control of the lab's namespaces is recorded", where)
 	}
 	for _, c := range cases {
 		for rep := 1; rep <= 2; rep++ {

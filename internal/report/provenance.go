@@ -49,6 +49,7 @@ func RecordSettings(r *results.Record) []Setting {
 	add(KindLink, "profile", r.Network.Profile)
 	add(KindLink, "path", r.Network.Path)
 	add(KindLink, "backend", r.Network.Backend)
+	add(KindLink, "tcp_congestion", r.Network.TCPCongestion)
 	if r.Network.Spec != nil {
 		for k, v := range flatJSON(r.Network.Spec) {
 			if k != "description" && k != "name" {

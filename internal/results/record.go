@@ -138,6 +138,11 @@ type Network struct {
 	// neither link is shaped); a network with one link for every client
 	// has no Links.
 	Links []RoleLink `json:"links,omitempty"`
+	// TCPCongestion is the TCP congestion control of the namespaces the
+	// connections were made in ("bbr", "cubic"; "clients=X;broker=Y" when
+	// they differ): BBR and CUBIC answer an emulated link's loss and delay
+	// differently. Empty in records made before it was recorded.
+	TCPCongestion string `json:"tcp_congestion,omitempty"`
 }
 
 // RoleLink is one role's link of a network with a link per role.
