@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"sync"
 	"time"
 
 	"pslab/internal/broker"
@@ -33,6 +34,10 @@ type network struct {
 	// choice, not for want of root.
 	external bool
 	remote   *RemotePath // brokers on other hosts: the path beyond this host
+	// tcpCongestion: read once, on the first record (the namespaces keep
+	// the value for the network's life).
+	tcpCongestion     string
+	tcpCongestionOnce sync.Once
 }
 
 // verifyDuration is how long a shaped profile is probed before its cases.
@@ -180,7 +185,8 @@ func (nw *network) describe() string {
 
 func (nw *network) record() results.Network {
 	r := nw.paths()
-	r.TCPCongestion = nw.congestion()
+	nw.tcpCongestionOnce.Do(func() { nw.tcpCongestion = nw.congestion() })
+	r.TCPCongestion = nw.tcpCongestion
 	return r
 }
 
