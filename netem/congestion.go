@@ -10,6 +10,41 @@ import (
 // use (per network namespace; a new one inherits the host's).
 const congestionPath = "/proc/sys/net/ipv4/tcp_congestion_control"
 
+// availablePath lists the congestion controls the kernel has (built in
+// or loaded; the same list in every namespace).
+const availablePath = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+// CheckCongestionControl refuses a TCP congestion control this kernel does
+// not have, naming the ones it has.
+func CheckCongestionControl(name string) error {
+	b, err := os.ReadFile(availablePath)
+	if err != nil {
+		return fmt.Errorf("netem: TCP congestion control %q: cannot read the kernel's list: %w", name, err)
+	}
+	have := strings.Fields(string(b))
+	for _, h := range have {
+		if h == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("netem: TCP congestion control %q: this kernel has %s", name, strings.Join(have, ", "))
+}
+
+// setCongestionControl sets the TCP congestion control in the lab's client
+// namespaces (each link's) and its broker namespace.
+func (l *Lab) setCongestionControl(name string) error {
+	nss := []string{l.n.NsCli, l.n.NsBrk}
+	if l.second != nil {
+		nss = append(nss, l.second.n.NsCli)
+	}
+	for _, ns := range nss {
+		if err := writeSysctl(ns, congestionPath, name); err != nil {
+			return fmt.Errorf("tcp_congestion_control %s in %s: %w", name, ns, err)
+		}
+	}
+	return nil
+}
+
 // HostCongestionControl is the TCP congestion control of this process's
 // network namespace (the loopback path's).
 func HostCongestionControl() string {

@@ -50,6 +50,12 @@ type Options struct {
 	// different links to the same broker address. Not with BrokerPID or
 	// Remote.
 	Links int
+	// TCPCongestion, when not empty, is the TCP congestion control Up sets
+	// in the lab's client and broker namespaces (net.ipv4.
+	// tcp_congestion_control is per namespace; a new one inherits the
+	// host's): one of the kernel's available ones (CheckCongestionControl).
+	// Not with BrokerPID or Remote, whose namespaces are not the lab's.
+	TCPCongestion string
 }
 
 // Addresses inside the lab's own namespaces (never routed anywhere else:
@@ -213,6 +219,12 @@ func CheckOptions(o Options) error {
 		return fmt.Errorf("netem: %w: a second link needs the lab's own broker namespace, not pid %d's", ErrBadBrokerPID, o.BrokerPID)
 	case o.Links == 2 && len(o.Remote) > 0:
 		return fmt.Errorf("netem: %w: a second link needs the broker in the lab, not on another host", ErrBadRemote)
+	}
+	if o.TCPCongestion != "" {
+		if o.BrokerPID != 0 || len(o.Remote) > 0 {
+			return fmt.Errorf("netem: a TCP congestion control (%s) is set only in the lab's own namespaces: the broker side here is another's (set it there)", o.TCPCongestion)
+		}
+		return CheckCongestionControl(o.TCPCongestion)
 	}
 	return nil
 }

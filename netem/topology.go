@@ -78,6 +78,9 @@ func (l *Lab) Up(ctx context.Context) error {
 	if err == nil && len(uplinks) > 0 {
 		err = l.buildUplink(*foreign, uplinks)
 	}
+	if err == nil && l.opts.TCPCongestion != "" {
+		err = l.setCongestionControl(l.opts.TCPCongestion)
+	}
 	if err != nil {
 		_, cerr := cleanup(l.n)
 		l.unlock()

@@ -18,6 +18,7 @@ import (
 	"pslab/internal/report"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
+	"pslab/netem"
 )
 
 type runFlags struct {
@@ -43,6 +44,8 @@ type runFlags struct {
 	// containers: --container BROKER[=CONTAINER] (container.go)
 	containers []string
 	dryRun     bool // --dry-run (dryrun.go)
+	// tcpCongestion: --tcp-congestion, set in the lab's namespaces
+	tcpCongestion string
 }
 
 func newRunCmd() *cobra.Command {
@@ -117,6 +120,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.IntVar(&f.parallel, "parallel", 0, "run the cases of each shaped network (wifi-paper etc.) in this many labs at once, <lab>p1..pN, each with its own broker; wireline runs alone "+def("the file's parallel:, else 1", "1"))
 	fl.StringArrayVar(&f.urls, "url", nil, "use a running broker instead of starting one: NAME=URL, e.g. nats=nats://user:pass@192.168.1.20:4222 (add ?monitor=8222, the NATS server's monitoring port, so that what it holds for core subscribers counts as backlog); as root a broker on another host is reached through the emulated link (every profile), otherwise over the host network (wireline only)")
 	addDryRunFlag(cmd, &f.dryRun)
+	fl.StringVar(&f.tcpCongestion, "tcp-congestion", "", "TCP congestion control set in the lab's namespaces (both ends of every connection), e.g. cubic or bbr; one the kernel has (/proc/sys/net/ipv4/tcp_available_congestion_control) (default: the host's, inherited; records carry it either way)")
 	fl.StringArrayVar(&f.containers, "container", nil, "measure a broker container through the emulated link: BROKER[=CONTAINER], e.g. nats (container pslab-nats) or artemis=pslab-artemis; finds its PID with docker inspect, credentials from NATS_*/ARTEMIS_* in the environment or ./.env (docs/containers.md)")
 }
 
@@ -201,6 +205,9 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	if f.parallel < 0 || cmd.Flags().Changed("parallel") && f.parallel < 1 {
 		add(badInputf("--parallel must be at least 1, got %d", f.parallel))
 	}
+	if f.tcpCongestion != "" {
+		add(badInput(netem.CheckCongestionControl(f.tcpCongestion)))
+	}
 	urls, err := parseURLs(f.urls)
 	add(err)
 	cpus, err := parseCPUs(f.cpus)
@@ -222,7 +229,7 @@ func optionsFrom(cmd *cobra.Command, f runFlags) (lab.Options, error) {
 	}
 	return lab.Options{CPUs: cpus, WarmupRun: f.warmupRun, SkipUnsupported: f.skipUnsupported, BrokerPID: brokerPID, BrokerPIDs: containerPIDs, LabName: f.labName, CITarget: ciTarget, MaxReps: f.maxReps, URLs: urls, Brokers: brokers,
 		Networks: f.networks, Cases: filter, Reps: f.reps, Quick: f.quick, Seed: f.seed, Parallel: f.parallel,
-		Log: cmd.ErrOrStderr(), Verbose: f.verbose}, nil
+		Log: cmd.ErrOrStderr(), Verbose: f.verbose, TCPCongestion: f.tcpCongestion}, nil
 }
 
 // withFileProblems adds to bad flags the problems of the scenario files

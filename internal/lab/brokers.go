@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"pslab/internal/brokers"
+	"pslab/netem"
 )
 
 // registry is where the lab finds its brokers: o.Registry when set (a test
@@ -40,6 +41,28 @@ func (p Plan) simulatedOnShaped(o Options, network string) error {
 		if d, ok := reg.Lookup(b); ok && d.Simulated {
 			return fmt.Errorf("network %s: broker %s runs in memory inside pslab, so no message would cross the emulated link; run it on wireline", network, b)
 		}
+	}
+	return nil
+}
+
+// checkCongestionControl refuses --tcp-congestion where no lab of pslab's
+// own carries the connections: it is set in the lab's namespaces, never
+// in the host's or another's.
+func (p Plan) checkCongestionControl(o Options) error {
+	cc := o.TCPCongestion
+	if cc == "" {
+		return nil
+	}
+	switch {
+	case p.inMemoryOnly(o):
+		return fmt.Errorf("--tcp-congestion %s: the simulated broker runs in memory, over no TCP connection", cc)
+	case p.remote.addrs != nil:
+		return fmt.Errorf("--tcp-congestion %s: brokers on other hosts end their connections there; set it on those hosts", cc)
+	case len(o.URLs) > 0 && o.BrokerPID == 0:
+		return fmt.Errorf("--tcp-congestion %s: an external broker (--url) is reached over the host network, whose setting pslab leaves alone", cc)
+	}
+	if err := netem.Supported(); err != nil {
+		return fmt.Errorf("--tcp-congestion %s needs the lab's namespaces: %w", cc, err)
 	}
 	return nil
 }

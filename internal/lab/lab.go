@@ -72,7 +72,12 @@ type Options struct {
 	// CPUs puts the broker and the clients on disjoint CPU sets (the zero
 	// Plan: off); see package cpuset and lab/cpus.go.
 	CPUs cpuset.Plan
-	iso  *isolation // CPUs in force, set by Run
+	// TCPCongestion, when not empty, is the TCP congestion control set in
+	// the lab's namespaces (both ends of every connection); records carry
+	// it either way (network.tcp_congestion). Needs the lab: refused for
+	// loopback, in-memory and external brokers.
+	TCPCongestion string
+	iso           *isolation // CPUs in force, set by Run
 	// SkipUnsupported leaves out, with a note each, the cases a broker
 	// cannot express (its descriptor's Supports refuses them) instead of
 	// refusing the whole run.
@@ -187,7 +192,10 @@ func MakePlan(s *scenario.Suite, o Options) (Plan, error) {
 		}
 	}
 	remoteErr := p.planRemote(o)
-	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName, BrokerPID: o.BrokerPID}); err != nil {
+	if err := netem.CheckOptions(netem.Options{Prefix: o.LabName, BrokerPID: o.BrokerPID, TCPCongestion: o.TCPCongestion}); err != nil {
+		return p, err
+	}
+	if err := p.checkCongestionControl(o); err != nil {
 		return p, err
 	}
 	if o.BrokerPID != 0 {
@@ -367,7 +375,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 		case len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil:
 			use = hostExternal
 		}
-		nw, err := openNetwork(ctx, netName, o.LabName, use, o.BrokerPID, p.remote, log)
+		nw, err := openNetwork(ctx, netName, o.LabName, use, o.BrokerPID, p.remote, o.TCPCongestion, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}

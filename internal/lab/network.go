@@ -56,7 +56,9 @@ const (
 	hostInMemory                // a simulated broker: nothing crosses a network
 )
 
-func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerPID int, remote remoteBrokers, log io.Writer) (*network, error) {
+// tcpCongestion: the TCP congestion control to set in the lab's
+// namespaces (empty: the host's, inherited).
+func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerPID int, remote remoteBrokers, tcpCongestion string, log io.Writer) (*network, error) {
 	spec, err := loadNetwork(name)
 	if err != nil {
 		return nil, err
@@ -64,7 +66,10 @@ func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerP
 	p := spec.pub
 	nw := &network{profile: p, spec: spec.name}
 	if spec.perRole {
-		return openRoleNetwork(ctx, nw, spec, labName, use, brokerPID, remote, log)
+		return openRoleNetwork(ctx, nw, spec, labName, use, brokerPID, remote, tcpCongestion, log)
+	}
+	if tcpCongestion != "" && use != throughLab {
+		return nil, fmt.Errorf("a TCP congestion control (%s) is set in the lab's namespaces, and this broker is not reached through the lab", tcpCongestion)
 	}
 	if use != throughLab && !p.Shaped() {
 		what := map[hostUse]string{hostExternal: "external", hostInMemory: "in-memory"}[use]
@@ -73,14 +78,14 @@ func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerP
 		return nw, nil
 	}
 	if err := netem.Supported(); err != nil {
-		if p.Shaped() {
+		if p.Shaped() || tcpCongestion != "" {
 			return nil, fmt.Errorf("link emulation unavailable: %w", err)
 		}
 		fmt.Fprintf(log, "note: link emulation unavailable (%v); running %s on loopback, without the router path\n", err, name)
 		nw.host = broker.LoopbackHost{}
 		return nw, nil
 	}
-	lab, err := upLab(ctx, labName, netem.Options{Prefix: labName, BrokerPID: brokerPID, Remote: remote.addrs}, log)
+	lab, err := upLab(ctx, labName, netem.Options{Prefix: labName, BrokerPID: brokerPID, Remote: remote.addrs, TCPCongestion: tcpCongestion}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +107,14 @@ func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerP
 // openRoleNetwork sets up a network with a link per role: a lab with two
 // links, the publishers' profile on the first, the subscribers' on the
 // second, each verified.
-func openRoleNetwork(ctx context.Context, nw *network, spec networkSpec, labName string, use hostUse, brokerPID int, remote remoteBrokers, log io.Writer) (*network, error) {
+func openRoleNetwork(ctx context.Context, nw *network, spec networkSpec, labName string, use hostUse, brokerPID int, remote remoteBrokers, tcpCongestion string, log io.Writer) (*network, error) {
 	if use != throughLab || brokerPID != 0 || remote.addrs != nil {
 		return nil, fmt.Errorf("a link per role needs the broker in the lab's own broker namespace")
 	}
 	if err := netem.Supported(); err != nil {
 		return nil, fmt.Errorf("a link per role needs the lab: %w", err)
 	}
-	lab, err := upLab(ctx, labName, netem.Options{Prefix: labName, Links: 2}, log)
+	lab, err := upLab(ctx, labName, netem.Options{Prefix: labName, Links: 2, TCPCongestion: tcpCongestion}, log)
 	if err != nil {
 		return nil, err
 	}

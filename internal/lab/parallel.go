@@ -106,7 +106,7 @@ func (lr *labRun) runParallel(ctx context.Context, netName string, k int) error 
 	for i := 1; i <= k; i++ {
 		name := parallelLabName(lr.o.LabName, i)
 		fmt.Fprintf(lr.o.Log, "lab %s (%d of %d):\n", name, i, k)
-		nw, err := openNetwork(ctx, netName, name, throughLab, 0, remoteBrokers{}, lr.o.Log)
+		nw, err := openNetwork(ctx, netName, name, throughLab, 0, remoteBrokers{}, lr.o.TCPCongestion, lr.o.Log)
 		if err != nil {
 			return fmt.Errorf("network %s: lab %s: %w", netName, name, err)
 		}

@@ -11,7 +11,7 @@ import (
 
 // One configuration per row (issue 31). A row's repetitions are pooled
 // only when they were made by one pslab build with one broker
-// configuration (results.Identity): a row that mixes them is split into
+// configuration and one TCP congestion control (results.Identity): a row that mixes them is split into
 // one row per identity, each labelled, and the report lists what was
 // mixed. Records of the capacity modes (capacity-probe, fixed-load) are
 // not repetitions of the paper's measurement: they are left out here and
@@ -109,7 +109,7 @@ func writeMixing(w io.Writer, m Mixing) {
 	if len(m.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## Rows that mix builds or broker configurations\n\n%d row(s) hold records of more than one pslab build or broker configuration: each is split below into one row per identity, labelled ⟨i of n⟩, and nothing is pooled across them.\n\n", len(m.Rows))
+	fmt.Fprintf(w, "## Rows that mix builds or broker configurations\n\n%d row(s) hold records of more than one pslab build, broker configuration or TCP congestion control: each is split below into one row per identity, labelled ⟨i of n⟩, and nothing is pooled across them.\n\n", len(m.Rows))
 	fmt.Fprintln(w, "| suite | case | broker | network | part | identity | records |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---:|")
 	for _, r := range m.Rows {

@@ -55,3 +55,21 @@ func TestBuildSplitsRowsThatMixConfigurations(t *testing.T) {
 	assert.Contains(t, s, "1 capacity-probe")
 	assert.True(t, strings.Index(s, "Rows that mix") < strings.Index(s, "01 ⟨1 of 2⟩ "), "the list comes first")
 }
+
+// Records of one build and broker configuration made under two TCP
+// congestion controls are two rows, not one pooled.
+func TestBuildSplitsRowsThatMixCongestionControls(t *testing.T) {
+	bbr1, bbr2, cubic := rec("01", "wifi-paper", 300, ""), rec("01", "wifi-paper", 310, ""), rec("01", "wifi-paper", 200, "")
+	for _, r := range []*results.Record{&bbr1, &bbr2, &cubic} {
+		r.Versions.Pslab, r.BrokerConfig, r.Network.TCPCongestion = "aaaaaaaaaaaa", "c1", "bbr"
+	}
+	cubic.Network.TCPCongestion = "cubic"
+	d := Build([]results.Record{bbr1, bbr2, cubic})
+	require.Len(t, d.Mixing.Rows, 1)
+	assert.Nil(t, d.Get("s", "01", "nats", "wifi-paper"), "not pooled")
+	g1 := d.Get("s", "01 ⟨1 of 2⟩", "nats", "wifi-paper")
+	require.NotNil(t, g1)
+	assert.Equal(t, 2, g1.Reps, "the bbr part (sorted first)")
+	assert.Equal(t, "bbr", d.Mixing.Rows[0].Parts[0].Identity.TCP)
+	assert.Contains(t, d.Mixing.Rows[0].Parts[1].Identity.String(), "TCP cubic")
+}

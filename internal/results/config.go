@@ -40,15 +40,19 @@ func ConfigHash(settings map[string]string, files map[string][]byte) string {
 // executable for a build without version control stamping, "+dirty" when
 // its tree differed: package buildid; plain "devel", from records made
 // before that, cannot tell two builds apart); Config is
-// empty for records made before configurations were hashed.
+// empty for records made before configurations were hashed. TCP is the
+// record's network.tcp_congestion (BBR and CUBIC answer loss differently:
+// a run with --tcp-congestion cubic is another configuration); empty for
+// records made before it was recorded.
 type Identity struct {
 	Build  string
 	Config string
+	TCP    string
 }
 
 // IdentityOf is the record's identity.
 func (r *Record) IdentityOf() Identity {
-	return Identity{Build: r.Versions.Pslab, Config: r.BrokerConfig}
+	return Identity{Build: r.Versions.Pslab, Config: r.BrokerConfig, TCP: r.Network.TCPCongestion}
 }
 
 // String names the identity for labels: "build b1b923a0c2d4, config 3f2a…".
@@ -60,5 +64,9 @@ func (id Identity) String() string {
 	if c == "" {
 		c = "not recorded"
 	}
-	return "build " + b + ", broker config " + c
+	s := "build " + b + ", broker config " + c
+	if id.TCP != "" {
+		s += ", TCP " + id.TCP
+	}
+	return s
 }
