@@ -48,12 +48,12 @@ EOF
 
 rm -rf "$out"
 mkdir -p "$out"
-cp "$work/scenario.yaml" "$out/scenario.yaml"
+cp "$work/scenario.yaml" "$out/scenario.yaml" # the records name it by this relative path
 events=task-clock,context-switches,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex,syscalls:sys_enter_nanosleep
 for c in $cases; do
   mkdir -p "$out/$c"
   echo "client-cost-profile: $c" >&2
-  "$work/pslab" run "$work/scenario.yaml" --cases "$c" --out "$work/$c" --cpuprofile "$work/$c.pprof" >"$work/$c.log" 2>&1 &
+  "$work/pslab" run "$out/scenario.yaml" --cases "$c" --out "$work/$c" --cpuprofile "$work/$c.pprof" >"$work/$c.log" 2>&1 &
   pid=$!
   if $have_perf; then
     sleep 5 # connected and warmed up: inside the window
