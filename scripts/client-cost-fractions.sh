@@ -9,7 +9,10 @@
 # the lock is held once, for the measurement only. The numbers are
 # `pslab bundle cpu` (client and broker CPU over the window / subscriber
 # msg/s, per record; mean and 95 % CI per case).
-#   REPS (default 5), OUT (default results/client-cost/fractions), LOCK
+#   REPS (default 5), OUT (default results/client-cost/fractions), LOCK;
+#   TICKS: extra cases at 10 % with these pace_tick values, e.g. "3ms 5ms"
+#   (more messages a wake-up: what the CPU per message and the latency
+#   become; results/client-cost/README.md)
 # Writes OUT/sat/ and OUT/fractions/ (the bundles), OUT/scenario.yaml,
 # OUT/cpu.txt and OUT/build.txt.
 set -euo pipefail
@@ -23,7 +26,7 @@ trap 'rm -rf "$work"' EXIT
 go build -o "$work/pslab" ./cmd/pslab
 {
   echo "pslab: the working tree of $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with changes not committed)')"
-  echo "go: $(go env GOVERSION); reps: $reps"
+  echo "go: $(go env GOVERSION); reps: $reps${TICKS:+; pace ticks at 10 %: $TICKS}"
 } >"$work/build.txt"
 
 exec 9>"$lock"
@@ -69,7 +72,15 @@ cases:
     name: core NATS 1/1/1, 50 % of saturation
     rate: $r50
 EOF
-echo "10 % and 50 %, $reps repetitions each" >&2
+for t in ${TICKS:-}; do
+  cat >>"$out/scenario.yaml" <<EOF
+  - id: nats-10pct-tick-$t
+    name: core NATS 1/1/1, 10 % of saturation, pace_tick $t
+    rate: $r10
+    pace_tick: $t
+EOF
+done
+echo "10 % and 50 %${TICKS:+ and 10 % at pace_tick $TICKS}, $reps repetitions each" >&2
 "$work/pslab" run "$out/scenario.yaml" --out "$out/fractions" >"$work/fractions.log" 2>&1 ||
   { tail -20 "$work/fractions.log" >&2; exit 1; }
 flock -u 9
@@ -77,6 +88,7 @@ flock -u 9
 echo "lock held: $(( $(date +%s) - t0 )) s" >>"$work/build.txt"
 cp "$work/build.txt" "$out/build.txt"
 grep '^#' "$out/cpu.txt"
-awk '$1 == "#" && $2 ~ /^nats-/ {c[$2] = $6} END {
+awk '$1 == "#" && $2 ~ /^nats-/ {c[$2] = $6; order[n++] = $2} END {
   if (c["nats-sat"] > 0) printf "client us/msg over saturation: 10 %% %.2fx, 50 %% %.2fx (target: 10 %% at most 2x)\n", c["nats-10pct"] / c["nats-sat"], c["nats-50pct"] / c["nats-sat"]
+  for (i = 0; i < n; i++) if (order[i] ~ /tick/ && c["nats-sat"] > 0) printf "  %s: %.2fx\n", order[i], c[order[i]] / c["nats-sat"]
 }' "$out/cpu.txt"

@@ -111,6 +111,9 @@ func (s *session) newCaseRun(c scenario.Case, rep int) *caseRun {
 		Paper: c.Paper, Note: c.Note, Varied: scenario.Strings(c.Varied), Versions: versions(s.b), Started: time.Now(),
 		Seed: s.o.Seed + int64(rep), Network: s.nw.record(), Phases: &results.Phases{}, LatencyFloor: s.o.floor,
 	}
+	if s.p.CITarget > 0 {
+		rec.Settings.Stopping = results.NewStopping(s.p.CITarget, s.p.Reps, s.p.maxReps())
+	}
 	fm := ""
 	if d, ok := s.drv.(driver.FilterMechanism); ok {
 		fm = d.FilterMechanism(c.Factors)

@@ -16,6 +16,7 @@ import (
 	"pslab/internal/brokers"
 	"pslab/internal/brokers/fake"
 	"pslab/internal/driver"
+	"pslab/internal/metrics"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 	"pslab/netem"
@@ -210,4 +211,31 @@ func TestRecordsCarryTheSweepsValues(t *testing.T) {
 	require.Len(t, recs, 2)
 	assert.Equal(t, []string{"size=100", "rate=300"}, recs[0].Varied)
 	assert.Empty(t, recs[1].Varied)
+}
+
+// TestCITargetRecordsItsStoppingRule: a run with a CI target writes the
+// rule into every record (Settings.Stopping: target, repetitions, looks,
+// the correction and its level), so that the report computes the
+// intervals it stopped on; a run without one writes none.
+func TestCITargetRecordsItsStoppingRule(t *testing.T) {
+	reg := &brokers.Registry{}
+	reg.Register(fake.Descriptor(fake.Knobs{}))
+	s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{fake.Name}, Networks: []string{"wireline"}, Reps: 2,
+		Cases: []scenario.Case{fakeCase("ci", scenario.NonDurable)}}
+	var log bytes.Buffer
+	o := Options{Out: t.TempDir(), Log: &log, Registry: reg, LabName: "labfc", CITarget: 0.05, MaxReps: 4}
+	p, err := MakePlan(s, o)
+	require.NoError(t, err)
+	_, err = Run(context.Background(), p, o)
+	require.NoError(t, err, log.String())
+	recs, err := results.Read(o.Out)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	for _, r := range recs {
+		require.NotNil(t, r.Settings.Stopping, "rep %d", r.Rep)
+		assert.Equal(t, results.Stopping{Target: 0.05, MinReps: 2, MaxReps: 4, Looks: 3, Method: metrics.CIMethodLooks, Level: 1 - 0.05/3}, *r.Settings.Stopping)
+	}
+	_, plain := runOnFake(t, fake.Knobs{}, 1, fakeCase("plain", scenario.NonDurable))
+	require.Len(t, plain, 1)
+	assert.Nil(t, plain[0].Settings.Stopping, "no CI target, no rule")
 }

@@ -3,6 +3,8 @@ package lab
 import (
 	"fmt"
 	"time"
+
+	"pslab/internal/results"
 )
 
 // overheadEstimate is the time per case run outside warm-up, window and
@@ -194,11 +196,14 @@ func (p Plan) maxReps() int {
 
 // RepsText says how many repetitions each row runs: "3 rep(s)", or with a
 // CI target "3-10 rep(s) until the 95 % CIs of sub tput and mean latency
-// are within ±5 %", and the order.
+// are within ±5 % (bonferroni-looks: each of 8 looks at 99.38 %)", and
+// the order.
 func (p Plan) RepsText() string {
 	s := fmt.Sprintf("%d rep(s)", p.Reps)
 	if p.CITarget > 0 {
-		s = fmt.Sprintf("%d-%d rep(s) until the 95 %% CIs of sub tput and mean latency are within ±%.3g %%", p.Reps, max(p.Reps, p.maxReps()), 100*p.CITarget)
+		st := results.NewStopping(p.CITarget, p.Reps, p.maxReps())
+		s = fmt.Sprintf("%d-%d rep(s) until the 95 %% CIs of sub tput and mean latency are within ±%.3g %% (%s: each of %d looks at %.2f %%)",
+			p.Reps, max(p.Reps, p.maxReps()), 100*p.CITarget, st.Method, st.Looks, 100*st.Level)
 	}
 	if p.Suite != nil && p.Suite.RandomOrder {
 		s += ", in seeded random rounds"

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"pslab/internal/metrics"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 )
@@ -163,8 +162,12 @@ func (s *schedule) remaining() (least, most int) {
 }
 
 // enoughReps decides whether a row has run enough repetitions: at least
-// min, and with a CI target until the 95 % confidence half-widths of both
+// min, and with a CI target until the confidence half-widths of both
 // subscriber throughput and mean latency are within it, or maxReps runs.
+// The intervals are corrected for the repeated looks
+// (results.NewStopping: Bonferroni over the repetition counts it may stop
+// at), so that the interval reported at the stop covers with at least
+// 95 % (TestCIRuleCoversUnderOptionalStopping).
 func enoughReps(done int, subTputs, latMeans []float64, min int, ci float64, maxReps int) bool {
 	if done < min {
 		return false
@@ -175,20 +178,23 @@ func enoughReps(done int, subTputs, latMeans []float64, min int, ci float64, max
 	if done >= maxReps {
 		return true
 	}
-	return CIReached(subTputs, ci) && CIReached(latMeans, ci)
+	rule := results.NewStopping(ci, min, maxReps)
+	return CIReached(subTputs, rule) && CIReached(latMeans, rule)
 }
 
-// CIReached reports whether the 95 % confidence half-width of xs is within
-// target (a fraction) of their mean.
-func CIReached(xs []float64, target float64) bool {
-	if len(xs) < 2 {
+// CIReached reports whether the interval of xs under rule (its
+// confidence level) is within rule.Target (a fraction) of their mean. It
+// looks only at rule.MinReps values or more: the looks the rule's
+// correction counts (a failed repetition adds no value).
+func CIReached(xs []float64, rule *results.Stopping) bool {
+	if len(xs) < max(rule.MinReps, 2) {
 		return false
 	}
-	mean, half := metrics.MeanCI95(xs)
+	mean, half := rule.CIOf(xs)
 	if mean == 0 || math.IsNaN(half) {
 		return false
 	}
-	return half/mean <= target
+	return half/mean <= rule.Target
 }
 
 // minDeliveries is the fewest deliveries a window must hold for its

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -48,7 +49,27 @@ func StudentT(df float64) distuv.StudentsT {
 
 // T975 is the 0.975 quantile of Student's t with df degrees of freedom:
 // the factor of a two-sided 95 % confidence interval.
-func T975(df int) float64 { return StudentT(float64(df)).Quantile(0.975) }
+func T975(df int) float64 { return TQuantile(df, 0.975) }
+
+// TQuantile is the p quantile of Student's t with df degrees of freedom,
+// remembered once computed (the sequential rules ask for the same few
+// again and again; TestCIRuleCoversUnderOptionalStopping asks millions).
+func TQuantile(df int, p float64) float64 {
+	k := tKey{df, p}
+	if q, ok := tQuantiles.Load(k); ok {
+		return q.(float64)
+	}
+	q := StudentT(float64(df)).Quantile(p)
+	tQuantiles.Store(k, q)
+	return q
+}
+
+type tKey struct {
+	df int
+	p  float64
+}
+
+var tQuantiles sync.Map // tKey -> float64
 
 // CV is the coefficient of variation of xs: the sample standard deviation
 // over the mean. ok is false for fewer than two values or a mean of 0 or
@@ -77,9 +98,5 @@ func CV(xs []float64) (cv float64, ok bool) {
 // mean (ci a fraction, e.g. 0.05), for a between-repetition coefficient
 // of variation cv; limit when none is.
 func RepsFor(cv, ci float64, first, limit int) int {
-	n := max(first, 2)
-	for n < limit && T975(n-1)*cv/math.Sqrt(float64(n)) > ci {
-		n++
-	}
-	return n
+	return RepsForLevel(cv, ci, 0.95, first, limit)
 }

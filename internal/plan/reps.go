@@ -342,14 +342,18 @@ func (p *planner) extra(net string) float64 {
 	return median(p.overhead[net]) - median(p.drain[net])
 }
 
+// repsFor is the repetitions a row of between-repetition CV cv needs
+// under paper mode's `ci:` rule, whose intervals are corrected for its
+// looks (results.Stopping: from MinReps to MaxReps).
 func (p *planner) repsFor(cv float64) int {
-	return metrics.RepsFor(cv, p.o.CI, p.o.MinReps, 1000)
+	level := metrics.LooksLevel(metrics.Looks(p.o.MinReps, p.o.MaxReps))
+	return metrics.RepsForLevel(cv, p.o.CI, level, p.o.MinReps, 1000)
 }
 
 func (p *planner) machineTime(out io.Writer) {
 	o := p.o
 	floor := median(p.floor[Unshaped])
-	fmt.Fprintf(out, "\n## 3. Repetitions for +-%.0f %% at 95 %% and machine time\n\n", 100*o.CI)
+	fmt.Fprintf(out, "\n## 3. Repetitions for +-%.0f %% at 95 %% (each look of the ci: rule corrected) and machine time\n\n", 100*o.CI)
 	fmt.Fprintf(out, "Floor (machine noise) = %s between-rep CV = %.1f %%; needs %d reps for +-%.0f %% by itself.\n\n",
 		Unshaped, 100*floor, p.repsFor(floor), 100*o.CI)
 	fmt.Fprintf(out, "CV now: the larger of the two metrics' median between-repetition CVs (the rule needs both).\n\n")

@@ -44,15 +44,16 @@ func TestRepsFromRecords(t *testing.T) {
 	assert.Contains(t, out, "| wireline | b | 1 | 4 | 10.0 % | 0.0 % | 0 % | 100000 | 0 of 3 |")
 	assert.Contains(t, out, "| wifi-paper | b | 1 | 4 | 20.0 % |", "the quick record is left out")
 	assert.Contains(t, out, "| s | 01 | 1/1/1 100 B non-durable | 10.0 | 100 |")
-	// CV 20 % at 4 s, window 400 s: 20 % * sqrt(4/400) = 2 %: 3 reps; the
-	// wireline's 10 % needs 18, capped at 10. Per wifi-paper run: 5 + 400
-	// + 15 + (3 - 2) s = 421 s; 3 runs = 0.35 h. Per wireline run: 2 + 5
-	// + 5 + 3 = 15 s, 10 runs = 0.04 h.
-	assert.Contains(t, out, "| wifi-paper | b | 20.0 % | 5/400/15 | 2.0 % | 3 | 3 | 16.0 | 1 | 3 | 0.35 |")
-	assert.Contains(t, out, "| wireline | b | 10.0 % | 2/5/5 | 10.0 % | 18 | 10 | 8.0 | 1 | 10 | 0.04 |")
-	// The window choices: at 100 s, no floor: 20 % * sqrt(4/100) = 4 %: 3
-	// reps; with the wireline's 10 % as floor: 18, capped at 10.
-	assert.Contains(t, out, "| 100 | 0 of 1 | 10 |")
+	// CV 20 % at 4 s, window 400 s: 20 % * sqrt(4/400) = 2 %: 5 reps at
+	// the `ci:` rule's corrected level (1 - 0.05/8 for 3-10 reps; 3 at a
+	// plain 95 %); the wireline's 10 % needs 35 (18), capped at 10. Per
+	// wifi-paper run: 5 + 400 + 15 + (3 - 2) s = 421 s; 5 runs = 0.58 h.
+	// Per wireline run: 2 + 5 + 5 + 3 = 15 s, 10 runs = 0.04 h.
+	assert.Contains(t, out, "| wifi-paper | b | 20.0 % | 5/400/15 | 2.0 % | 5 | 5 | 16.0 | 1 | 5 | 0.58 |")
+	assert.Contains(t, out, "| wireline | b | 10.0 % | 2/5/5 | 10.0 % | 35 | 10 | 8.0 | 1 | 10 | 0.04 |")
+	// The window choices: at 100 s, no floor: 20 % * sqrt(4/100) = 4 %: 9
+	// reps; with the wireline's 10 % as floor: 35, capped at 10.
+	assert.Contains(t, out, "| 100 | 0 of 1 | 10 | 0.3 | 0.1 | 9 |")
 
 	o.Chosen = map[string]Phases{"wireline": {2, 5, 5}}
 	assert.ErrorContains(t, Reps(&b, recs, o), "no run settings chosen for network wifi-paper")

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"pslab/internal/metrics"
 	"pslab/internal/record"
 	"pslab/internal/results"
 	"pslab/internal/scenario"
@@ -23,8 +22,12 @@ type Stat struct {
 // Valid reports whether the stat has at least one value.
 func (s Stat) Valid() bool { return s.N > 0 && !math.IsNaN(s.Mean) }
 
-func statOf(xs []float64) Stat {
-	m, ci := metrics.MeanCI95(xs)
+func statOf(xs []float64) Stat { return statUnder(nil, xs) }
+
+// statUnder is the stat of xs with its interval under a sequential rule
+// (nil: the plain 95 % interval; see results.Stopping).
+func statUnder(rule *results.Stopping, xs []float64) Stat {
+	m, ci := rule.CIOf(xs)
 	return Stat{Mean: m, CI: ci, N: len(xs)}
 }
 
@@ -60,6 +63,11 @@ type Group struct {
 
 	Reps   int // successful repetitions
 	Failed []RunError
+	// Stopping: the row was repeated to a CI target (paper mode's `ci:`)
+	// and every interval below is corrected for the repeated looks
+	// (results.Stopping; the records' widest rule when they differ); nil:
+	// plain 95 % intervals.
+	Stopping *results.Stopping
 
 	Pub, Sub, Lat            Stat // msgs/s, msgs/s, mean latency ms
 	P50, P90, P99, P999, Max Stat // latency percentiles (ms), mean over reps
@@ -184,6 +192,9 @@ func Build(recs []results.Record) *Dataset {
 		}
 		res := r.Result
 		a := accs[g]
+		if st := r.Settings.Stopping; st != nil && (g.Stopping == nil || st.Looks > g.Stopping.Looks) {
+			g.Stopping = st
+		}
 		g.Reps++
 		g.Records = append(g.Records, r)
 		a.pub = append(a.pub, res.PubTput)
@@ -220,9 +231,10 @@ func Build(recs []results.Record) *Dataset {
 		}
 	}
 	for g, a := range accs {
-		g.Pub, g.Sub, g.Lat = statOf(a.pub), statOf(a.sub), statOf(a.lat)
-		g.P50, g.P90, g.P99, g.P999, g.Max = statOf(a.p50), statOf(a.p90), statOf(a.p99), statOf(a.p999), statOf(a.max)
-		g.WireUp, g.WireDown = statOf(a.up), statOf(a.down)
+		st := func(xs []float64) Stat { return statUnder(g.Stopping, xs) }
+		g.Pub, g.Sub, g.Lat = st(a.pub), st(a.sub), st(a.lat)
+		g.P50, g.P90, g.P99, g.P999, g.Max = st(a.p50), st(a.p90), st(a.p99), st(a.p999), st(a.max)
+		g.WireUp, g.WireDown = st(a.up), st(a.down)
 	}
 	sort.Strings(d.Brokers)
 	sort.Strings(d.RunIDs)

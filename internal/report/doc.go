@@ -66,18 +66,23 @@ func docStat(s Stat) DocStat {
 
 // DocRow is one case × broker × network.
 type DocRow struct {
-	Suite    string         `json:"suite"`
-	Case     string         `json:"case"`
-	Label    string         `json:"label"`
-	Varied   []string       `json:"varied,omitempty"`
-	Name     string         `json:"name"`
-	Broker   string         `json:"broker"`
-	Network  string         `json:"network"`
-	Quick    bool           `json:"quick"`
-	Factors  string         `json:"factors"`
-	Mixed    bool           `json:"mixed_factors,omitempty"`
-	Reps     int            `json:"reps"`
-	Failed   []RunError     `json:"failed,omitempty"`
+	Suite   string     `json:"suite"`
+	Case    string     `json:"case"`
+	Label   string     `json:"label"`
+	Varied  []string   `json:"varied,omitempty"`
+	Name    string     `json:"name"`
+	Broker  string     `json:"broker"`
+	Network string     `json:"network"`
+	Quick   bool       `json:"quick"`
+	Factors string     `json:"factors"`
+	Mixed   bool       `json:"mixed_factors,omitempty"`
+	Reps    int        `json:"reps"`
+	Failed  []RunError `json:"failed,omitempty"`
+	// CIMethod: how the row's intervals are computed when it was repeated
+	// to a CI target ("bonferroni-looks", at CILevel each); absent: plain
+	// 95 % Student t intervals.
+	CIMethod string         `json:"ci_method,omitempty"`
+	CILevel  float64        `json:"ci_level,omitempty"`
 	Pub      DocStat        `json:"pub_tput"`
 	Sub      DocStat        `json:"sub_tput"`
 	Lat      DocStat        `json:"latency_ms"`
@@ -220,6 +225,9 @@ func docRow(d *Dataset, g *Group) DocRow {
 		Counts: DocCounts{Expected: g.Expected, Received: g.Received, Lost: g.Lost, LostUnverified: g.LostUnverified,
 			Backlog: g.Backlog, ToBroker: g.ToBroker, Duplicated: g.Dup, Late: g.Late},
 		Flags: g.Flags, Note: g.Note}
+	if st := g.Stopping; st != nil {
+		r.CIMethod, r.CILevel = st.Method, st.Level
+	}
 	if r.Flags == nil {
 		r.Flags = map[string]int{}
 	}

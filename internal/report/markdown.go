@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"pslab/internal/results"
 )
 
 // WriteMarkdown writes the full report: inputs, the claims check, and per
@@ -102,6 +104,28 @@ func (m *mdWriter) header(d *Dataset, sources []string) {
 	}
 	m.p("Throughput is msgs/s summed over publishers (pub) or subscribers (sub), mean ± 95 %% confidence half-width over repetitions; latency is the mean over every delivery in the window, in ms, averaged over repetitions.%s See docs/report.md for how to read this report and how each claim is evaluated.", paper)
 	m.p("")
+	if n, st := stoppedRows(d); n > 0 {
+		m.p("%d row(s) were repeated until their CIs reached a target (`ci:` ±%.3g %%, %d-%d repetitions): stopping at the first narrow enough interval would cover less than 95 %%, so their intervals are corrected for the repeated looks (%s: each of the %d looks at %.2f %% confidence, so that the interval at the stop covers with at least 95 %%, docs/capacity.md).",
+			n, 100*st.Target, st.MinReps, st.MaxReps, st.Method, st.Looks, 100*st.Level)
+		m.p("")
+	}
+}
+
+// stoppedRows counts the rows repeated to a CI target (Group.Stopping)
+// and returns the widest of their rules.
+func stoppedRows(d *Dataset) (int, *results.Stopping) {
+	n := 0
+	var widest *results.Stopping
+	for _, g := range d.Groups {
+		if g.Stopping == nil {
+			continue
+		}
+		n++
+		if widest == nil || g.Stopping.Looks > widest.Looks {
+			widest = g.Stopping
+		}
+	}
+	return n, widest
 }
 
 // orNone joins a list, "none" when it is empty.

@@ -109,6 +109,49 @@ type Settings struct {
 	// ConcurrentLabs: the case ran in one of this many labs sharing the
 	// network's schedule at once (pslab run --parallel); absent: alone.
 	ConcurrentLabs int `json:"concurrent_labs,omitempty"`
+	// Stopping: the row was repeated until a CI target was reached (paper
+	// mode's `ci:`), and how its intervals are computed; absent: a fixed
+	// number of repetitions, or a record of older pslab (whose `ci:` rows
+	// were stopped on plain 95 % intervals, under 95 % coverage).
+	Stopping *Stopping `json:"stopping,omitempty"`
+}
+
+// Stopping is a sequential repetition rule: after each repetition from
+// MinReps to MaxReps the row's CIs of subscriber throughput and mean
+// latency are checked against Target (a fraction of the mean), and the
+// row stops at the first within it. Method says how its intervals are
+// computed so that the one reported at the stop covers with at least
+// 95 %: metrics.CIMethodLooks, each look's interval at Level = 1 −
+// 0.05/Looks (Bonferroni over the Looks sample sizes the rule may stop
+// at, metrics.Looks).
+type Stopping struct {
+	Target  float64 `json:"ci_target"`
+	MinReps int     `json:"min_reps"`
+	MaxReps int     `json:"max_reps"`
+	Looks   int     `json:"looks"`
+	Method  string  `json:"ci_method"`
+	Level   float64 `json:"ci_level"`
+}
+
+// NewStopping is the rule with a CI target (a fraction) checked from
+// minReps to maxReps repetitions, its intervals corrected over the looks.
+func NewStopping(target float64, minReps, maxReps int) *Stopping {
+	k := metrics.Looks(minReps, maxReps)
+	return &Stopping{Target: target, MinReps: minReps, MaxReps: maxReps, Looks: k,
+		Method: metrics.CIMethodLooks, Level: metrics.LooksLevel(k)}
+}
+
+// CIOf is the mean of xs and its interval's half-width under the rule
+// (a nil rule: the plain 95 % interval).
+func (s *Stopping) CIOf(xs []float64) (mean, half float64) {
+	if s == nil {
+		return metrics.MeanCI95(xs)
+	}
+	level := s.Level
+	if !(level >= 0.95 && level < 1) { // not written by NewStopping: from the looks
+		level = metrics.LooksLevel(s.Looks)
+	}
+	return metrics.MeanCI(xs, level)
 }
 
 // SettingsOf extracts the run settings of c.
