@@ -2,9 +2,12 @@ package netem
 
 import (
 	"encoding/binary"
+	"os"
 	"testing"
+	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -43,4 +46,54 @@ func TestRxStampFromControlMessage(t *testing.T) {
 	require.Zero(t, rxStampNs(oob))
 	require.Zero(t, rxStampNs(nil))
 	require.Zero(t, rxStampNs(oob[:3])) // truncated
+}
+
+// TestRelayLatencyDiagnostic: with PSLAB_RELAY_LATENCY=1 the relay times
+// every frame it reads (from the kernel's receive stamp) and every write,
+// the latency op hands the counts over and resets them; without it the
+// relay times nothing.
+func TestRelayLatencyDiagnostic(t *testing.T) {
+	requireRoot(t)
+	l := New(Options{Prefix: testPrefix})
+	require.NoError(t, l.Up(t.Context()))
+	defer l.Down()
+	p := Profile{Name: "relay-latency", RateKbit: 10_000, Duplex: DuplexFull, Backend: string(BackendRelay)}
+	for _, on := range []bool{true, false} {
+		if on {
+			t.Setenv(relayLatencyEnv, "1")
+		} else {
+			require.NoError(t, os.Unsetenv(relayLatencyEnv))
+		}
+		_, err := l.Apply(p)
+		require.NoError(t, err)
+		rtt, err := l.pingPhase(t.Context(), p, time.Second)
+		require.NoError(t, err)
+		require.Positive(t, rtt.Received)
+		st, _, err := queryRelay(l.n.Relay, relayRequest{Op: "latency"})
+		require.NoError(t, err)
+		lat := st.Latency
+		require.NotNil(t, lat)
+		for d := range 2 {
+			if !on {
+				assert.Zero(t, lat.ReadDelay[d].N, "no timing unless asked")
+				assert.Zero(t, lat.Write[d].N)
+				continue
+			}
+			// Every request and reply was read and written once (ARP
+			// is the router kernel's, not the relay's).
+			assert.GreaterOrEqual(t, lat.ReadDelay[d].N, uint64(rtt.Received), "direction %d: stamped reads", d)
+			assert.GreaterOrEqual(t, lat.Write[d].N, uint64(rtt.Received), "direction %d: timed writes", d)
+			assert.Equal(t, lat.ReadDelay[d].N, sum(lat.ReadDelay[d].Buckets))
+		}
+		again, _, err := queryRelay(l.n.Relay, relayRequest{Op: "latency"})
+		require.NoError(t, err)
+		assert.Zero(t, again.Latency.ReadDelay[0].N+again.Latency.ReadDelay[1].N, "the op resets")
+	}
+}
+
+func sum(v []uint64) (s uint64) {
+	for _, x := range v {
+		s += x
+	}
+	return s
 }
