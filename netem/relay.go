@@ -363,9 +363,7 @@ func (rl *relayLoop) readAll(d int, buf []byte, ready *[]*enginePkt) error {
 			var oobn int
 			n, oobn, _, _, err = unix.Recvmsg(port.fd, buf, oob[:], unix.MSG_TRUNC)
 			if err == nil {
-				if ts := rxStampNs(oob[:oobn]); ts > 0 {
-					rl.lat.ReadDelay[d].add(realNow() - ts)
-				}
+				rl.lat.addRead(d, rxStampNs(oob[:oobn]), realNow())
 			}
 		} else {
 			n, _, err = unix.Recvfrom(port.fd, buf, unix.MSG_TRUNC)

@@ -77,6 +77,26 @@ func (h latencyHist) MedianUs() int64 {
 type relayLatency struct {
 	ReadDelay [2]latencyHist `json:"read_delay"`
 	Write     [2]latencyHist `json:"write"`
+	// Frames whose stamp is no receive time: more than maxReadDelay
+	// before the read or after it. A TCP sender's frames can carry their
+	// departure time (CLOCK_MONOTONIC, for pacing) across namespaces in
+	// the same field.
+	Foreign [2]uint64 `json:"foreign"`
+}
+
+// maxReadDelay bounds a stamp taken for a receive time.
+const maxReadDelay = int64(1e9)
+
+// addRead counts a frame read at now (CLOCK_REALTIME, ns) with stamp ts.
+func (l *relayLatency) addRead(d int, ts, now int64) {
+	if ts <= 0 {
+		return
+	}
+	if delay := now - ts; delay >= 0 && delay <= maxReadDelay {
+		l.ReadDelay[d].add(delay)
+	} else {
+		l.Foreign[d]++
+	}
 }
 
 // rxStampNs is the frame's receive time (CLOCK_REALTIME, ns) from a

@@ -33,6 +33,19 @@ func TestLatencyHist(t *testing.T) {
 	require.EqualValues(t, -1, over.MedianUs()) // above every bound
 }
 
+func TestLatencyReadStamps(t *testing.T) {
+	var l relayLatency
+	now := int64(1_800_000_000) * 1e9
+	l.addRead(0, now-150_000, now)   // 150 us before the read
+	l.addRead(0, 0, now)             // no stamp: nothing
+	l.addRead(1, 35_000*1e9, now)    // a monotonic departure time: foreign
+	l.addRead(1, now+5_000_000, now) // after the read: foreign
+	require.EqualValues(t, 1, l.ReadDelay[0].N)
+	require.EqualValues(t, 150_000, l.ReadDelay[0].SumNs)
+	require.Zero(t, l.ReadDelay[1].N)
+	require.Equal(t, [2]uint64{0, 2}, l.Foreign)
+}
+
 func TestRxStampFromControlMessage(t *testing.T) {
 	oob := make([]byte, unix.CmsgSpace(16))
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
