@@ -48,6 +48,7 @@ type relayConfig struct {
 	BrkMAC   string  `json:"brk_mac"` // the broker side's end
 	Socket   string  `json:"socket"`  // control socket path
 	Detached bool    `json:"detached"`
+	Latency  bool    `json:"latency,omitempty"` // time reads and writes (relayLatencyEnv)
 }
 
 // relayState is what the control socket answers.
@@ -57,9 +58,11 @@ type relayState struct {
 	Profile  string              `json:"profile"`
 	Counters [2]RelayDirCounters `json:"counters"` // to-broker, to-client
 	Error    string              `json:"error,omitempty"`
+	Latency  *relayLatency       `json:"latency,omitempty"` // the "latency" op
 }
 
-// relayRequest is one control request: "state", "fault" (Pct), "stop".
+// relayRequest is one control request: "state", "fault" (Pct), "stop",
+// "latency" (relayLatency, then reset).
 type relayRequest struct {
 	Op  string  `json:"op"`
 	Pct float64 `json:"pct,omitempty"`
@@ -111,7 +114,7 @@ func runRelay(cfgFile *os.File, status io.Writer) error {
 	cfg.Profile.Seed = float64(cfg.Seed)
 	var ports [2]*relayPort // by the direction of the frames read there
 	for d, dev := range []string{cfg.CliIf, cfg.BrkIf} {
-		p, err := openPort(dev)
+		p, err := openPort(dev, cfg.Latency)
 		if err != nil {
 			return err
 		}
@@ -140,6 +143,9 @@ func runRelay(cfgFile *os.File, status io.Writer) error {
 
 	rl := &relayLoop{cfg: cfg, in: ports, out: out, tfd: tfd,
 		eng: newEngine(cfg.Profile, up, down, monoNow())}
+	if cfg.Latency {
+		rl.lat = &relayLatency{}
+	}
 	go rl.serveControl(ln)
 	if !cfg.Detached {
 		// The parent holds the other end of fd 3: when it dies, however
@@ -197,7 +203,8 @@ const vnetHdr = 10
 // openPort opens a non-blocking AF_PACKET socket on dev that reads only
 // IPv4 frames addressed to this host (a classic BPF filter: EtherType
 // 0x0800, packet type PACKET_HOST), never the frames sent out of it.
-func openPort(dev string) (*relayPort, error) {
+// With stamps the kernel stamps each frame's arrival (SO_TIMESTAMPNS).
+func openPort(dev string, stamps bool) (*relayPort, error) {
 	ifc, err := net.InterfaceByName(dev)
 	if err != nil {
 		return nil, fmt.Errorf("relay: %s: %w", dev, err)
@@ -224,6 +231,7 @@ func openPort(dev string) (*relayPort, error) {
 		{"virtio-net header", unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VNET_HDR, 1)},
 		{"receive buffer", unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)},
 		{"send buffer", unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)},
+		{"timestamps", setIf(stamps, fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)},
 		{"bind", unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.Index})},
 	}
 	for _, s := range steps {
@@ -233,6 +241,14 @@ func openPort(dev string) (*relayPort, error) {
 		}
 	}
 	return &relayPort{fd: fd, name: dev, ownMAC: ifc.HardwareAddr}, nil
+}
+
+// setIf sets an integer socket option when on is true.
+func setIf(on bool, fd, level, opt, v int) error {
+	if !on {
+		return nil
+	}
+	return unix.SetsockoptInt(fd, level, opt, v)
 }
 
 // relayLoop is the running relay.
@@ -247,7 +263,8 @@ type relayLoop struct {
 	rxDrops [2]uint64
 	txDrops [2]uint64
 	stopped string
-	wake    int // eventfd to wake the loop (stop)
+	wake    int           // eventfd to wake the loop (stop)
+	lat     *relayLatency // with cfg.Latency
 }
 
 func monoNow() int64 {
@@ -338,8 +355,19 @@ func (rl *relayLoop) run() error {
 // (rl.mu held). A frame is offered at the time it is read.
 func (rl *relayLoop) readAll(d int, buf []byte, ready *[]*enginePkt) error {
 	port := rl.in[d]
+	var oob [64]byte
 	for {
-		n, _, err := unix.Recvfrom(port.fd, buf, unix.MSG_TRUNC)
+		var n int
+		var err error
+		if rl.lat != nil {
+			var oobn int
+			n, oobn, _, _, err = unix.Recvmsg(port.fd, buf, oob[:], unix.MSG_TRUNC)
+			if err == nil {
+				rl.lat.addRead(d, rxStampNs(oob[:oobn]), realNow())
+			}
+		} else {
+			n, _, err = unix.Recvfrom(port.fd, buf, unix.MSG_TRUNC)
+		}
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			return nil
 		}
@@ -369,8 +397,15 @@ func (rl *relayLoop) send(p *enginePkt) {
 	port := rl.out[p.dir]
 	copy(p.frame[vnetHdr:vnetHdr+6], port.peerMAC)
 	copy(p.frame[vnetHdr+6:vnetHdr+12], port.ownMAC)
+	var t0 int64
+	if rl.lat != nil {
+		t0 = monoNow()
+	}
 	if _, err := unix.Write(port.fd, p.frame); err != nil {
 		rl.txDrops[p.dir]++
+	}
+	if rl.lat != nil {
+		rl.lat.Write[p.dir].add(monoNow() - t0)
 	}
 }
 
@@ -430,6 +465,16 @@ func (rl *relayLoop) serveControl(ln *net.UnixListener) {
 					rl.eng.setFault(req.Pct)
 					rl.mu.Unlock()
 					_ = enc.Encode(rl.state())
+				case "latency":
+					rl.mu.Lock()
+					var lat relayLatency
+					if rl.lat != nil {
+						lat, *rl.lat = *rl.lat, relayLatency{}
+					}
+					rl.mu.Unlock()
+					st := rl.state()
+					st.Latency = &lat
+					_ = enc.Encode(st)
 				case "stop":
 					_ = enc.Encode(rl.state())
 					rl.stop("asked to stop")

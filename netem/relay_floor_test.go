@@ -171,7 +171,7 @@ func withEcho(t *testing.T, l *Lab, run func(stop *atomic.Bool, in, out [2]*rela
 	err := inNamedNS(l.n.NsRtr, func() error {
 		var err error
 		for d, dev := range []string{l.n.RtrCliIf, l.n.RtrBrkIf} {
-			if in[d], err = openPort(dev); err != nil {
+			if in[d], err = openPort(dev, false); err != nil {
 				return err
 			}
 		}

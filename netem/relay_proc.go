@@ -51,7 +51,7 @@ func (l *Lab) startRelay(p Profile) error {
 		return fmt.Errorf("%w: %v", ErrRelayUnavailable, err)
 	}
 	cfg := relayConfig{Prefix: l.n.Relay, Profile: p, CliIf: l.n.RtrCliIf, BrkIf: l.n.RtrBrkIf,
-		Socket: relaySocket(l.n.Relay), Detached: l.opts.DetachedRelay}
+		Socket: relaySocket(l.n.Relay), Detached: l.opts.DetachedRelay, Latency: relayLatencyWanted()}
 	cfg.Seed = uint64(p.Seed)
 	if p.Seed == 0 {
 		cfg.Seed = rand.Uint64() // a fresh seed each time; seed: N pins one

@@ -3,6 +3,8 @@
 #   bash scripts/link-study.sh                 # every part, then the report and plots
 #   bash scripts/link-study.sh loss            # wifi-paper-relay and wifi-paper-ge (Bernoulli against bursty loss)
 #   bash scripts/link-study.sh delay           # lte and satellite
+#   bash scripts/link-study.sh retries         # wifi-paper-mac and wifi-poor (802.11 frame errors retried: independent and bursty)
+#   bash scripts/link-study.sh 3g              # 3g
 #   bash scripts/link-study.sh kernel          # wifi-paper on TBF + nftables
 #   bash scripts/link-study.sh cell-trace      # pslab netem verify cell-trace: its 2 s queue against 500 ms, twice each
 #   bash scripts/link-study.sh report          # pslab report (md, html) and pslab plot over the parts present
@@ -11,7 +13,7 @@
 # the cases and settings. The README is written by hand from the outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-parts=("${@:-loss delay kernel cell-trace report}")
+parts=("${@:-loss delay retries 3g kernel cell-trace report}")
 parts=(${parts[*]})
 out=results/link-study
 go build -o /tmp/pslab-link-study ./cmd/pslab
@@ -23,13 +25,15 @@ run() { # run NAME NETWORKS: one part of the study into $out/NAME, timed
   # are then the study's, not shared with other runs of the default lab
   # name, which can leave an Artemis instance configured differently (a run
   # refuses labs whose brokers' configurations differ).
-  "$pslab" run scenarios/link-study.yaml --network "$networks" --lab lstudy --out "$out/$name"
+  "$pslab" run scenarios/link-study.yaml --network "$networks" --lab "${LAB:-lstudy}" --out "$out/$name"
   echo "$name: $((SECONDS - t0)) s of wall time" | tee -a "$out/wall-time.txt"
 }
 for part in "${parts[@]}"; do
   case $part in
   loss) run loss "$out/wifi-paper-relay.yaml,wifi-paper-ge" ;;
   delay) run delay lte,satellite ;;
+  retries) run retries wifi-paper-mac,wifi-poor ;;
+  3g) run 3g 3g ;;
   kernel) run kernel wifi-paper ;;
   cell-trace) # cell-trace's 2 s queue and the 500 ms it had before, twice each
     for i in 1 2; do
@@ -39,13 +43,13 @@ for part in "${parts[@]}"; do
     ;;
   report)
     dirs=()
-    for d in kernel loss delay; do [[ -f $out/$d/records.jsonl ]] && dirs+=("$out/$d"); done
+    for d in kernel loss delay retries 3g; do [[ -f $out/$d/records.jsonl ]] && dirs+=("$out/$d"); done
     "$pslab" report "${dirs[@]}" --out "$out/REPORT.md"
     "$pslab" report "${dirs[@]}" --format html --out "$out/REPORT.html"
     "$pslab" report "${dirs[@]}" --format csv --out "$out/rows.csv"
     rm -rf "$out/plots"
     "$pslab" plot "${dirs[@]}" --figure all --out "$out/plots"
     ;;
-  *) echo "unknown part $part (loss, delay, kernel, cell-trace, report)" >&2; exit 2 ;;
+  *) echo "unknown part $part (loss, delay, retries, 3g, kernel, cell-trace, report)" >&2; exit 2 ;;
   esac
 done

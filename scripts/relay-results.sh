@@ -4,6 +4,9 @@
 #   bash scripts/relay-results.sh bench      # results/relay-bench: highest rate, CPU at 1/10/50 Mbit/s, added RTT
 #   bash scripts/relay-results.sh verify     # results/relay-verify: every relay profile verified from outside
 #   bash scripts/relay-results.sh compare    # results/relay-vs-kernel: wifi-paper on the relay vs TBF + nftables
+#   bash scripts/relay-results.sh haltpoll   # an experiment, not run by default: the added RTT with a guest
+#                                            # that polls before halting (cpuidle haltpoll's guest_halt_poll_ns
+#                                            # raised to 200000 and 50000 ns), the machine's value put back after
 # Each part measures: run it on a quiet machine (alone, or under the lock
 # other measuring work takes). It writes the raw outputs; the README of each
 # directory is written by hand from them.
@@ -35,6 +38,19 @@ for part in "${parts[@]}"; do
     "$pslab" run scenarios/smoke.yaml --network "$out/wifi-paper.yaml" --cases 01,03,05 --reps 3 --out "$out/relay"
     "$pslab" compare "$out/kernel" "$out/relay" --out "$out/compare.md"
     ;;
-  *) echo "unknown part $part (bench, verify, compare)" >&2; exit 2 ;;
+  haltpoll)
+    # Changes a machine setting for the experiment's duration only and
+    # puts the original back however the script ends.
+    f=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+    [[ -w $f ]] || { echo "haltpoll: $f not writable (no cpuidle-haltpoll guest, or not root)" >&2; exit 2; }
+    orig=$(cat "$f")
+    trap 'echo "$orig" > "$f"; echo "guest_halt_poll_ns restored to $(cat "$f")"' EXIT
+    for v in "$orig" 200000 50000; do
+      echo "$v" > "$f"
+      echo "=== guest_halt_poll_ns=$(cat "$f")"
+      PSLAB_RELAY_BENCH=rtt go test -count=1 -run 'TestRelayBenchmark$' -v ./netem
+    done | tee results/relay-bench/raw-haltpoll.txt
+    ;;
+  *) echo "unknown part $part (bench, verify, compare, haltpoll)" >&2; exit 2 ;;
   esac
 done
