@@ -77,6 +77,13 @@ type Profile struct {
 	// the broker's, and the every-combination test then does not fail on
 	// it.
 	Unordered string
+	// PingOvertakes, when not empty, says why the broker's PINGRESP does
+	// not confirm the PUBLISHes sent before its PINGREQ (it answers a
+	// PINGREQ ahead of PUBLISHes it has queued). A QoS 0 publisher then
+	// confirms its sends with the PUBACK of a QoS 1 PUBLISH without
+	// payload to <root>/b, a topic no case subscribes to, which the broker
+	// handles in order with the PUBLISHes before it.
+	PingOvertakes string
 	// MaxPayload is the largest message the broker takes (0: MQTT's own
 	// limit).
 	MaxPayload int

@@ -31,6 +31,8 @@ import (
 //	                      subscriber subscribes to its 20 (no matching step)
 //	publisher window      PUBACK (QoS 1) / PUBCOMP (QoS 2) of each send; QoS 0:
 //	                      PINGREQ every window/4 sends, confirmed by PINGRESP
+//	                      (where the broker answers PINGREQ in order; else a
+//	                      QoS 1 PUBLISH to <root>/b, confirmed by PUBACK)
 
 // QoS is the MQTT quality of service of a case of f: one value for
 // publishing and subscribing (a delivery is at the lower of the two, so
@@ -107,8 +109,12 @@ func mechanism(p Profile, f scenario.Factors) string {
 	}
 	switch q {
 	case 0:
-		parts = append(parts, "non-persistent = QoS 0 publish and subscription (at most once; nothing is acknowledged, so AUTO has nothing to acknowledge)",
-			"publisher flow control = PINGREQ every window/4 sends, a PINGRESP confirming that the broker has handled every PUBLISH before it")
+		parts = append(parts, "non-persistent = QoS 0 publish and subscription (at most once; nothing is acknowledged, so AUTO has nothing to acknowledge)")
+		if p.PingOvertakes != "" {
+			parts = append(parts, "publisher flow control = a QoS 1 PUBLISH without payload to <root>/b (a topic nobody subscribes to) every window/4 sends, its PUBACK confirming that the broker has handled every PUBLISH before it (not a PINGREQ: "+p.PingOvertakes+")")
+		} else {
+			parts = append(parts, "publisher flow control = PINGREQ every window/4 sends, a PINGRESP confirming that the broker has handled every PUBLISH before it")
+		}
 		if f.Subscription == scenario.Durable {
 			parts = append(parts, "QoS 0 while a durable subscriber is away: "+p.QoS0WhileAway)
 		}
@@ -178,6 +184,11 @@ func filterMechanism(f scenario.Factors) string {
 // characters, so that the topic on every message is as short as a load
 // tool's (the prefix itself names sessions and client ids).
 func Root(prefix string) string { return root(prefix) }
+
+// barrierTopic is the topic of a case's flow-control barriers (QoS 0 on a
+// broker whose PINGRESP overtakes PUBLISHes): no subscriber's filter
+// matches it (theirs start <root>/t).
+func barrierTopic(prefix string) string { return root(prefix) + "/b" }
 
 func root(prefix string) string {
 	h := fnv.New64a()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -347,4 +348,85 @@ func TestLoginOverAConnection(t *testing.T) {
 			assert.ErrorIs(t, err, want)
 		}
 	}
+}
+
+// TestQoS0ConfirmsByBarrierWherePingOvertakes: on a broker whose PINGRESP
+// overtakes PUBLISHes (Profile.PingOvertakes: Artemis), a QoS 0 publisher
+// confirms its sends with a QoS 1 PUBLISH without payload to the case's
+// barrier topic every window/4 sends; the PINGRESPs this peer sends at
+// once confirm nothing, so the window stays full until a barrier's
+// PUBACK, and Flush waits for the PUBACK of a barrier after the last
+// send.
+func TestQoS0ConfirmsByBarrierWherePingOvertakes(t *testing.T) {
+	conns := make(chan *peerConn, 1)
+	barriers := make(chan uint16, 16)
+	var qos0 atomic.Int64
+	c := peerCase(scenario.NonPersistent, scenario.AckAuto, scenario.NonDurable)
+	p := newPeer(t, func(pc *peerConn) {
+		pc.accept(false)
+		conns <- pc
+		for {
+			pk := pc.next() // answers every PINGREQ at once, as Artemis does
+			if pk.typ != pktPublish {
+				if pk.typ == 0 || pk.typ == pktDisconnect {
+					return
+				}
+				continue
+			}
+			m, err := decodePublish(V311, pk.flags, pk.body)
+			if !assert.NoError(t, err) {
+				return
+			}
+			if m.qos == 0 {
+				qos0.Add(1)
+				continue
+			}
+			assert.EqualValues(t, 1, m.qos)
+			assert.Equal(t, barrierTopic(c.Prefix), string(m.topic))
+			assert.Empty(t, m.payload)
+			barriers <- m.id
+		}
+	})
+	prof := testProfile()
+	prof.PingOvertakes = "the peer answers PINGREQ ahead of PUBLISHes"
+	d, err := New(prof, p.endpoint())
+	require.NoError(t, err)
+	assert.Contains(t, d.Mechanism(c.Factors), "a QoS 1 PUBLISH without payload to <root>/b")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	pub, err := d.Publisher(ctx, driver.PubSpec{Case: c, Window: 8})
+	require.NoError(t, err)
+	pc := <-conns
+	for range 8 {
+		require.NoError(t, pub.Publish(ctx, driver.Message{Body: []byte("x"), Sel: -1}))
+	}
+	ids := make([]uint16, 0, 5)
+	for range 4 { // after sends 2, 4, 6 and 8
+		ids = append(ids, <-barriers)
+	}
+	ninth := make(chan error, 1)
+	go func() { ninth <- pub.Publish(ctx, driver.Message{Body: []byte("x"), Sel: -1}) }()
+	select {
+	case err := <-ninth:
+		t.Fatalf("send 9 went out with 8 unconfirmed (a PINGRESP counted as a confirmation?): %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	pc.send(appendAck(nil, pktPuback, ids[0])) // confirms sends 1..2
+	require.NoError(t, <-ninth)
+	flushed := make(chan error, 1)
+	go func() { flushed <- pub.Flush(ctx) }()
+	ids = append(ids, <-barriers) // Flush's, after send 9
+	for _, id := range ids[1:4] {
+		pc.send(appendAck(nil, pktPuback, id))
+	}
+	select {
+	case err := <-flushed:
+		t.Fatalf("Flush returned before the last barrier's PUBACK: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	pc.send(appendAck(nil, pktPuback, ids[4]))
+	require.NoError(t, <-flushed)
+	assert.EqualValues(t, 9, qos0.Load())
+	assert.Len(t, ids, 5)
+	require.NoError(t, pub.Close())
 }

@@ -26,7 +26,10 @@ import (
 // unfinished PUBREL, as MQTT's session resumption asks, so nothing is in
 // doubt. QoS 0: a PINGREQ every window/4 sends, whose PINGRESP confirms
 // the sends before it (the broker handles a connection's packets in
-// order); sends a lost connection had not confirmed are in doubt.
+// order); on a broker that answers PINGREQ ahead of the PUBLISHes it has
+// queued (Profile.PingOvertakes) a QoS 1 PUBLISH without payload to the
+// case's barrier topic instead, whose PUBACK does. Sends a lost
+// connection had not confirmed are in doubt.
 type publisher struct {
 	d      *Driver
 	cl     *client
@@ -50,8 +53,22 @@ type publisher struct {
 	pingEvery uint64
 	last      *conn // QoS 0: the connection of the latest send
 
+	// QoS 0 barriers (Profile.PingOvertakes): by packet identifier, the
+	// send count each confirms and the connection it went on.
+	barrierTopic string
+	barrierMu    sync.Mutex
+	barriers     map[uint16]barrier
+	barrierID    uint16
+
 	wake chan struct{}
 	hdr  []byte
+}
+
+// barrier is a QoS 0 publisher's QoS 1 PUBLISH awaiting its PUBACK, which
+// confirms the first mark sends.
+type barrier struct {
+	mark uint64
+	conn *conn
 }
 
 // slot is one send awaiting the broker's confirmation.
@@ -94,6 +111,9 @@ func (d *Driver) Publisher(ctx context.Context, s driver.PubSpec) (driver.Publis
 		p.slots = make([]slot, p.window)
 	}
 	p.pingEvery = uint64(max(p.window/4, 1))
+	if p.qos == 0 && d.p.PingOvertakes != "" {
+		p.barrierTopic, p.barriers = barrierTopic(s.Case.Prefix), map[uint16]barrier{}
+	}
 	persistent := p.qos > 0
 	id := pubClientID(s)
 	cl, err := newClient(ctx, d, d.connectOpts(id, persistent), p.onPacket, p.onPingresp, p.resume)
@@ -188,7 +208,7 @@ func (p *publisher) publish0(ctx context.Context, topic string, body []byte) err
 		p.sent.Store(sent)
 		if sent-p.lastPing >= p.pingEvery {
 			p.lastPing = sent
-			_ = c.ping(sent)
+			_ = p.confirmUpTo(c, sent)
 		}
 		return nil
 	}
@@ -211,6 +231,49 @@ func (p *publisher) poke() {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// confirmUpTo asks the broker on c to confirm the first mark sends: a
+// PINGREQ, or a barrier where the broker's PINGRESP overtakes PUBLISHes.
+func (p *publisher) confirmUpTo(c *conn, mark uint64) error {
+	if p.barriers == nil {
+		return c.ping(mark)
+	}
+	p.barrierMu.Lock()
+	for k, b := range p.barriers {
+		if b.conn != c { // sent on a lost connection: its PUBACK never comes
+			delete(p.barriers, k)
+		}
+	}
+	p.barrierID++
+	if p.barrierID == 0 {
+		p.barrierID = 1
+	}
+	id := p.barrierID
+	p.barriers[id] = barrier{mark: mark, conn: c}
+	p.barrierMu.Unlock()
+	return c.write(publishHeader(nil, p.d.p.Version, p.barrierTopic, 1, false, id, 0))
+}
+
+// onBarrierAck handles a PUBACK to a QoS 0 publisher: a barrier's.
+func (p *publisher) onBarrierAck(c *conn, pk packet) error {
+	if pk.typ != pktPuback || p.barriers == nil {
+		return nil
+	}
+	a, err := decodeAck(pk.typ, pk.body)
+	if err != nil {
+		return err
+	}
+	p.barrierMu.Lock()
+	b, ok := p.barriers[a.id]
+	if ok && b.conn == c {
+		delete(p.barriers, a.id)
+	}
+	p.barrierMu.Unlock()
+	if ok && b.conn == c {
+		p.onPingresp(b.mark)
+	}
+	return nil
 }
 
 func (p *publisher) onPingresp(mark uint64) {
@@ -272,6 +335,9 @@ func (p *publisher) publish12(ctx context.Context, topic string, body []byte) er
 
 // onPacket handles the broker's confirmations (reader goroutine).
 func (p *publisher) onPacket(c *conn, pk packet) error {
+	if p.qos == 0 {
+		return p.onBarrierAck(c, pk)
+	}
 	switch pk.typ {
 	case pktPuback, pktPubrec, pktPubcomp:
 	default:
@@ -389,7 +455,7 @@ func (p *publisher) Flush(ctx context.Context) error {
 			}
 			if p.lastPing < sent {
 				p.lastPing = sent
-				_ = c.ping(sent)
+				_ = p.confirmUpTo(c, sent)
 			}
 		} else {
 			p.mu.Lock()
