@@ -69,14 +69,15 @@ for part in "${parts[@]}"; do
       $pslab run scenarios/gaddah-kunz-set1.yaml scenarios/gaddah-kunz-set2.yaml --broker "$mqtt_brokers" --skip-unsupported --quick --reps 1 --out results/mqtt-gaddah-kunz-quick
     $pslab report results/mqtt-gaddah-kunz-quick/gaddah-kunz-set1 results/mqtt-gaddah-kunz-quick/gaddah-kunz-set2 --out results/mqtt-gaddah-kunz-quick/REPORT.md ;;
   mqtt-vs-native)
-    run_part mqtt-vs-native "A broker's own protocol against MQTT on the same broker over wifi-paper (1 Mbit/s half duplex, 3 % loss): NATS against nats-mqtt, Artemis over STOMP against artemis-mqtt; smoke cases 01-04 (1/1/1 100 B, each subscription x delivery), 3 repetitions. COMPARE.md is \`pslab compare --pair\` (ratio MQTT / native per case, with its 95 % CI), plots/ draws it." \
-      $pslab run scenarios/smoke.yaml --broker nats,artemis,nats-mqtt,artemis-mqtt --network wifi-paper --cases 1-4 --reps 3 --out results/mqtt-vs-native
-    $pslab compare results/mqtt-vs-native results/mqtt-vs-native --pair nats=nats-mqtt --pair artemis=artemis-mqtt \
-      --out results/mqtt-vs-native/COMPARE.md --plot results/mqtt-vs-native/plots ;;
+    run_part mqtt-vs-native "A broker's own protocol against MQTT on the same broker over wifi-paper (1 Mbit/s half duplex, 3 % loss): NATS against nats-mqtt, Artemis over STOMP against artemis-mqtt; smoke cases 01-04 (1/1/1 100 B, each subscription x delivery), 5 repetitions in 4 labs. COMPARE.md is \`pslab compare --pair\` (ratio MQTT / native per case, with its 95 % CI), compare.png draws it." \
+      $pslab run scenarios/smoke.yaml --broker nats,nats-mqtt,artemis,artemis-mqtt --network wifi-paper --reps 5 --parallel 4 --skip-unsupported --out results/mqtt-vs-native/run $lab
+    $pslab compare results/mqtt-vs-native/run results/mqtt-vs-native/run --pair nats=nats-mqtt --pair artemis=artemis-mqtt \
+      --out results/mqtt-vs-native/COMPARE.md --plot results/mqtt-vs-native ;;
   mqtt-faults)
-    run_part mqtt-faults "The fault study over MQTT ($mqtt_brokers), quick: link outage, loss steps, subscriber disconnect, broker restart per subscription x delivery (QoS 0/1, clean/persistent session), DUPS_OK and CLIENT across a restart, and QoS 2 (exactly-once) across an outage, a disconnect and a restart; wireline and wifi-paper; REPORT.md has the delivery audit against MQTT's promises by QoS (docs/mqtt.md)." \
-      $pslab run scenarios/faults.yaml scenarios/faults-qos2.yaml --broker "$mqtt_brokers" --quick --out results/mqtt-faults
-    $pslab report results/mqtt-faults/faults results/mqtt-faults/faults-qos2 --out results/mqtt-faults/REPORT.md ;;
+    run_part mqtt-faults "The fault study over MQTT ($mqtt_brokers): link outage, loss steps, subscriber disconnect, broker restart per subscription x delivery (QoS 0/1, clean/persistent session), DUPS_OK and CLIENT across a restart, and QoS 2 (exactly-once) across an outage, a disconnect and a restart; wireline and wifi-paper; REPORT.md has the delivery audit against MQTT's promises by QoS (docs/mqtt.md)." \
+      $pslab run scenarios/faults.yaml scenarios/faults-qos2.yaml --broker "$mqtt_brokers" --network wifi-paper,wireline --parallel 4 --out results/mqtt-faults $lab
+    $pslab report results/mqtt-faults/faults results/mqtt-faults/faults-qos2 --out results/mqtt-faults/REPORT.md
+    $pslab plot results/mqtt-faults/faults results/mqtt-faults/faults-qos2 --figure series,latency --out results/mqtt-faults/plots ;;
   smoke)
     run_part smoke "The smoke suite: the four subscription x delivery combinations at 1/1/1, 100 B, and a 2/10/2 few-to-many case with selector, dups-ok ack and 2 KB text bodies; NATS and Artemis; wireline and the emulated 802.11 link (wifi-paper)." \
       $pslab run scenarios/smoke.yaml --out results/smoke ;;
