@@ -103,6 +103,10 @@ func (l *Link[C]) watch(c C) {
 				continue
 			}
 			l.mu.Lock()
+			// The connection is up (its reader may already have delivered
+			// on it), so the outage ends here even if the link is being
+			// stopped at the same moment.
+			l.Log.Restored(time.Now())
 			select {
 			case <-l.stop:
 				l.mu.Unlock()
@@ -112,7 +116,6 @@ func (l *Link[C]) watch(c C) {
 			}
 			l.cur, c = nc, nc
 			close(l.up)
-			l.Log.Restored(time.Now())
 			l.mu.Unlock()
 			break
 		}

@@ -341,6 +341,13 @@ func (c *conn) request(ctx context.Context, pkt []byte, id uint16) ([]byte, erro
 	case b := <-ch:
 		return b, nil
 	case <-c.done:
+		// The reader hands over an answer before it fails the connection,
+		// so an answer that came just before the loss is here.
+		select {
+		case b := <-ch:
+			return b, nil
+		default:
+		}
 		return nil, c.Failure()
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the answer of %s: %w", c.addr, ctx.Err())
