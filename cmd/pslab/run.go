@@ -90,6 +90,11 @@ its password (a resume asks for it again).`,
 
 func init() { rootCmd.AddCommand(newRunCmd()) }
 
+// defaultLabName is --lab's default. The hermetic tests use their own
+// (lab_test.go), so that a pslab running on the machine in the default
+// lab does not refuse their runs.
+var defaultLabName = "pslab"
+
 // addRunFlags registers the flags shared by run and sweep; fileFlags adds
 // those that only make sense with scenario files.
 func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
@@ -112,7 +117,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags, fileFlags bool) {
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "a progress line per second while a case runs")
 	fl.StringVar(&f.ci, "ci", "", "repeat each case until the 95 % CI half-widths of subscriber throughput and mean latency are within this share of the mean, e.g. 5% "+def("the file's ci:", "none"))
 	fl.IntVar(&f.maxReps, "max-reps", 0, "cap on repetitions with a CI target "+def("the file's max_reps:, else 10", "10"))
-	fl.StringVar(&f.labName, "lab", "pslab", "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
+	fl.StringVar(&f.labName, "lab", defaultLabName, "name of the lab: prefix of its namespaces (<lab>-cli, -rtr, -brk); two runs at once need different names")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "with --url: put the broker side of the emulated link in this process's network namespace (a broker container's PID); the URL then uses 10.77.2.2")
 	fl.BoolVar(&f.skipUnsupported, "skip-unsupported", false, "leave out, with a note each, the cases a broker cannot express (e.g. dups-ok over MQTT QoS 0) instead of refusing the run")
 	fl.BoolVar(&f.warmupRun, "warmup-run", false, "run each broker's first case once, unrecorded, before the recorded runs (a just-started JVM broker is slow at first)")
