@@ -53,12 +53,13 @@ func (p Plan) checkCongestionControl(o Options) error {
 	if cc == "" {
 		return nil
 	}
+	use := p.hostUse(o)
 	switch {
-	case p.inMemoryOnly(o):
+	case use == hostInMemory:
 		return fmt.Errorf("--tcp-congestion %s: the simulated broker runs in memory, over no TCP connection", cc)
 	case p.remote.addrs != nil:
 		return fmt.Errorf("--tcp-congestion %s: brokers on other hosts end their connections there; set it on those hosts", cc)
-	case len(o.URLs) > 0 && o.BrokerPID == 0:
+	case use == hostExternal:
 		return fmt.Errorf("--tcp-congestion %s: an external broker (--url) is reached over the host network, whose setting pslab leaves alone", cc)
 	}
 	if err := netem.Supported(); err != nil {

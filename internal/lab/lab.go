@@ -368,14 +368,7 @@ func Run(ctx context.Context, p Plan, o Options) (*Summary, error) {
 			}
 			continue
 		}
-		use := throughLab
-		switch {
-		case p.inMemoryOnly(o):
-			use = hostInMemory
-		case len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil:
-			use = hostExternal
-		}
-		nw, err := openNetwork(ctx, netName, o.LabName, use, o.BrokerPID, p.remote, o.TCPCongestion, log)
+		nw, err := openNetwork(ctx, netName, o.LabName, p.hostUse(o), o.BrokerPID, p.remote, o.TCPCongestion, log)
 		if err != nil {
 			return sum, fmt.Errorf("network %s: %w", netName, err)
 		}

@@ -43,9 +43,6 @@ type network struct {
 // verifyDuration is how long a shaped profile is probed before its cases.
 const verifyDuration = 5 * time.Second
 
-// openNetwork sets up network name. hostNetwork: an external broker reached
-// over the host network (wireline only); brokerPID: the broker side of the
-// lab is that process's network namespace.
 // hostUse says whether a network runs on the host's own network instead
 // of through the lab, and why.
 type hostUse int
@@ -56,8 +53,23 @@ const (
 	hostInMemory                // a simulated broker: nothing crosses a network
 )
 
-// tcpCongestion: the TCP congestion control to set in the lab's
-// namespaces (empty: the host's, inherited).
+// hostUse is how a run of p with o reaches its brokers on a network of
+// one lab: the one classification that Run and the plan's checks share.
+func (p Plan) hostUse(o Options) hostUse {
+	switch {
+	case p.inMemoryOnly(o):
+		return hostInMemory
+	case len(o.URLs) > 0 && o.BrokerPID == 0 && p.remote.addrs == nil:
+		return hostExternal
+	}
+	return throughLab
+}
+
+// openNetwork sets up network name. use: through the lab, or on the host
+// network (an external broker, wireline only; or the in-memory fake);
+// brokerPID: the broker side of the lab is that process's network
+// namespace; tcpCongestion: the TCP congestion control to set in the
+// lab's namespaces (empty: the host's, inherited).
 func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerPID int, remote remoteBrokers, tcpCongestion string, log io.Writer) (*network, error) {
 	spec, err := loadNetwork(name)
 	if err != nil {

@@ -266,11 +266,12 @@ func (p *publisher) onBarrierAck(c *conn, pk packet) error {
 	}
 	p.barrierMu.Lock()
 	b, ok := p.barriers[a.id]
-	if ok && b.conn == c {
+	mine := ok && b.conn == c // a barrier sent on this connection
+	if mine {
 		delete(p.barriers, a.id)
 	}
 	p.barrierMu.Unlock()
-	if ok && b.conn == c {
+	if mine {
 		p.onPingresp(b.mark)
 	}
 	return nil
