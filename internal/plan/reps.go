@@ -346,7 +346,7 @@ func (p *planner) extra(net string) float64 {
 // under paper mode's `ci:` rule, whose intervals are corrected for its
 // looks (results.Stopping: from MinReps to MaxReps).
 func (p *planner) repsFor(cv float64) int {
-	level := metrics.LooksLevel(metrics.Looks(p.o.MinReps, p.o.MaxReps))
+	level := results.NewStopping(p.o.CI, p.o.MinReps, p.o.MaxReps).Level
 	return metrics.RepsForLevel(cv, p.o.CI, level, p.o.MinReps, 1000)
 }
 
