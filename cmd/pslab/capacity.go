@@ -339,14 +339,6 @@ func runCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityFlag
 	if err := checkCapacityPlans(plans); err != nil {
 		return err
 	}
-	if f.dryRun {
-		if root := dryRunRoot(plans, f.out); root != "" {
-			if err := checkNewRunRoot(root); err != nil {
-				return err
-			}
-		}
-		return printCapacityPlans(cmd, plans, opts, p, f.out, false)
-	}
 	root, lock, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {
 		return err
@@ -444,13 +436,6 @@ func resumeCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityF
 		return err
 	}
 	load := func(opts lab.Options) ([]lab.Plan, error) { return loadPlans(stored.Flags().Args(), sf.quick, opts) }
-	if f.dryRun {
-		plans, err := load(opts)
-		if err != nil {
-			return err
-		}
-		return printCapacityPlans(cmd, plans, opts, p, rf.dir, true)
-	}
 	return resumePlans(cmd, rf, info, opts, load, false, func(plans []lab.Plan, opts lab.Options) error {
 		return runCapacityPlans(cmd, plans, opts, p, rf.dir)
 	})

@@ -22,22 +22,16 @@ func addDryRunFlag(cmd *cobra.Command, dry *bool) {
 // dryRun checks what a new run into out would check besides the plans
 // (a root that already holds a run), then prints the plans.
 func dryRun(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out string) error {
-	if root := dryRunRoot(plans, out); root != "" {
+	root := out
+	if root == "" && len(plans) == 1 {
+		root = outDir("", plans[0].Suite.Name, false)
+	}
+	if root != "" {
 		if err := checkNewRunRoot(root); err != nil {
 			return err
 		}
 	}
 	return printPlans(cmd, plans, opts, out)
-}
-
-// dryRunRoot is the root a new run of plans into out would write: out,
-// or with one plan its default directory ("" for several plans without
-// --out).
-func dryRunRoot(plans []lab.Plan, out string) string {
-	if out == "" && len(plans) == 1 {
-		return outDir("", plans[0].Suite.Name, false)
-	}
-	return out
 }
 
 // printPlans writes the plans of a run into out (as the run would lay
@@ -78,13 +72,8 @@ func writePlan(w io.Writer, p lab.Plan, e lab.Estimate, dir string) {
 			span(ne.RunsLeast, ne.RunsMost), durSpan(ne.PerRun, ne.PerRunMost), ne.SetUp.Round(time.Second), durSpan(ne.Least, ne.Most))
 	}
 	tw.Flush()
-	writeCases(w, p)
-}
-
-// writeCases lists a plan's cases with their factors.
-func writeCases(w io.Writer, p lab.Plan) {
 	fmt.Fprintln(w, "  cases:")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range p.Cases {
 		brokers := ""
 		if len(c.Brokers) > 0 {

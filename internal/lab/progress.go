@@ -12,10 +12,6 @@ import (
 // wait, purges, close; docs/report.md measures it).
 const overheadEstimate = 3 * time.Second
 
-// RunOverheadEstimate is overheadEstimate, for estimates made outside
-// the lab (pslab capacity --dry-run).
-const RunOverheadEstimate = overheadEstimate
-
 // progress estimates a whole run's remaining time: per network, the runs
 // still due times the measured time per case run (from the end of one run
 // to the end of the next, set-up between runs included), or before the
