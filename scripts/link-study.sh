@@ -8,6 +8,8 @@
 #   bash scripts/link-study.sh kernel          # wifi-paper on TBF + nftables
 #   bash scripts/link-study.sh cell-trace      # pslab netem verify cell-trace: its 2 s queue against 500 ms, twice each
 #   bash scripts/link-study.sh report          # pslab report (md, html) and pslab plot over the parts present
+#   bash scripts/link-study.sh smoke           # scenarios/smoke.yaml over each relay profile, 2 labs, into $out/smoke/<profile>
+#   bash scripts/link-study.sh smoke-report    # pslab report (md, csv), plots, link bounds and wall-time splits of smoke/
 # Each measuring part takes 5-12 minutes of a quiet machine (run it alone, or
 # under the lock other measuring work takes); scenarios/link-study.yaml holds
 # the cases and settings. The README is written by hand from the outputs.
@@ -50,6 +52,30 @@ for part in "${parts[@]}"; do
     rm -rf "$out/plots"
     "$pslab" plot "${dirs[@]}" --figure all --out "$out/plots"
     ;;
-  *) echo "unknown part $part (loss, delay, retries, 3g, kernel, cell-trace, report)" >&2; exit 2 ;;
+  smoke) # the smoke suite over each relay profile: one run per profile, so a
+    # profile whose lab cannot be set up (verification) leaves the others whole
+    mkdir -p "$out/smoke"
+    for net in ${SMOKE_NETWORKS:-wifi-paper-mac satellite wifi-poor lte cell-trace 3g wifi-good wifi-paper-ge}; do
+      d=$out/smoke/$net t0=$SECONDS rc=0
+      rm -rf "${d:?}"
+      mkdir -p "$d"
+      "$pslab" run scenarios/smoke.yaml --network "$net" --parallel 2 --lab "${LAB:-lkst}" --out "$d" \
+        >"$d/summary.txt" 2>"$d/progress.log" || rc=$?
+      echo "$net: start $(date -u -d "-$((SECONDS - t0)) seconds" +%Y-%m-%dT%H:%M:%SZ), $((SECONDS - t0)) s of wall time, exit $rc" | tee -a "$out/smoke/wall-time.txt"
+    done
+    ;;
+  smoke-report)
+    dirs=()
+    for d in "$out"/smoke/*/; do [[ -f $d/records.jsonl ]] && dirs+=("${d%/}"); done
+    "$pslab" report "${dirs[@]}" --out "$out/smoke/REPORT.md"
+    "$pslab" report "${dirs[@]}" --format csv --out "$out/smoke/rows.csv"
+    rm -rf "$out/smoke/plots"
+    "$pslab" plot "${dirs[@]}" --figure all --out "$out/smoke/plots"
+    for d in "${dirs[@]}"; do
+      "$pslab" bundle link-bound "$d" >"$d/link-bound.txt" 2>&1 || true # NATS rows; it stops at Artemis's frames
+      "$pslab" bundle wall-time "$d" >"$d/wall-time-split.md"
+    done
+    ;;
+  *) echo "unknown part $part (loss, delay, retries, 3g, kernel, cell-trace, report, smoke, smoke-report)" >&2; exit 2 ;;
   esac
 done
