@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"pslab/netem"
+	"pslab/netem/linkinfo"
 )
 
 type netemFlags struct {
@@ -123,8 +124,8 @@ that process's network namespace (see pslab netem up --help).`,
 	}
 	verify.Flags().DurationVar(&f.duration, "duration", 10*time.Second, "length of each measurement phase (three phases plus warm-ups)")
 	verify.Flags().BoolVar(&f.keep, "keep", false, "leave the lab up afterwards")
-	verify.Flags().Float64Var(&f.rateTol, "rate-tol", 0.10, "allowed relative goodput error")
-	verify.Flags().Float64Var(&f.lossTol, "loss-tol", 1.0, "allowed loss error, percentage points")
+	verify.Flags().Float64Var(&f.rateTol, "rate-tol", linkinfo.DefaultRateTol, "allowed relative goodput error")
+	verify.Flags().Float64Var(&f.lossTol, "loss-tol", linkinfo.DefaultLossTolPts, "allowed loss error, percentage points")
 	verify.Flags().BoolVar(&f.asJSON, "json", false, "print the verification as JSON")
 	verify.Flags().IntVar(&f.brokerPID, "broker-pid", 0, "put the broker side into this process's network namespace (a container's) instead of <prefix>-brk")
 	cmd.AddCommand(verify)

@@ -2,10 +2,12 @@ package lab
 
 import (
 	"fmt"
+	"strings"
 
 	"pslab/internal/audit"
 	"pslab/internal/load"
 	"pslab/internal/results"
+	"pslab/netem/linkinfo"
 )
 
 // Thresholds behind the flags. The paper kept every machine under 60 % CPU;
@@ -80,8 +82,33 @@ func flagsFor(r *results.Record) []results.Flag {
 	if r.Network.Path == "loopback" {
 		flags = append(flags, results.NewFlag(results.FlagLoopback, "no emulating router on the path (not root)"))
 	}
+	flags = append(flags, linkOffFlags(r.Network)...)
 	if r.Network.Path == PathHostNetwork {
 		flags = append(flags, results.NewFlag(results.FlagHostNetwork, "an external broker (--url) reached over the host network, no emulating router on the path"))
+	}
+	return flags
+}
+
+// linkOffFlags flags each link whose verification from outside (before
+// the cases) was out of pslab netem verify's default tolerances: the
+// numbers were measured over a link that was not quite its profile.
+func linkOffFlags(n results.Network) []results.Flag {
+	type verified struct {
+		what string
+		v    *linkinfo.Verification
+	}
+	all := []verified{{n.Profile, n.Verify}}
+	for _, l := range n.Links {
+		all = append(all, verified{l.Role + " on " + l.Profile, l.Verify})
+	}
+	var flags []results.Flag
+	for _, x := range all {
+		if x.v == nil {
+			continue
+		}
+		if err := x.v.Check(linkinfo.DefaultRateTol, linkinfo.DefaultLossTolPts); err != nil {
+			flags = append(flags, results.NewFlag(results.FlagLinkOff, "%s: %s", x.what, strings.ReplaceAll(err.Error(), "\n", "; ")))
+		}
 	}
 	return flags
 }

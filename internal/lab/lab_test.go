@@ -14,6 +14,7 @@ import (
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 	"pslab/netem"
+	"pslab/netem/linkinfo"
 )
 
 func record(clientCPU, brokerCPU float64, complete bool, lost int64) *results.Record {
@@ -191,4 +192,33 @@ func TestSkipUnsupportedLeavesOutWhatABrokerRefuses(t *testing.T) {
 	assert.Contains(t, strings.Join(p.Notes, "\n"), "case prop not run on nats: nats: filter property")
 	_, err = MakePlan(s, Options{SkipUnsupported: true, Brokers: []string{"nats"}, Cases: func(id string) bool { return id == "prop" }})
 	assert.ErrorContains(t, err, "no case of t.yaml runs on nats")
+}
+
+// TestLinkOffFlagsAVerificationOutOfTolerance: a record whose link was
+// verified within pslab netem verify's default tolerances carries no
+// link-off flag; one whose goodput was 20 % short does, naming the
+// direction, and so does each role's link of a network with one per role.
+func TestLinkOffFlagsAVerificationOutOfTolerance(t *testing.T) {
+	good := linkinfo.Verification{
+		ToBroker: linkinfo.DirResult{Direction: "to-broker", GoodputKbit: 960, ExpectedGoodputKbit: 1000, LossPct: 3.4, ExpectedLossPct: 3},
+		ToClient: linkinfo.DirResult{Direction: "to-client", GoodputKbit: 1040, ExpectedGoodputKbit: 1000, LossPct: 2.5, ExpectedLossPct: 3},
+	}
+	short := good
+	short.ToClient.GoodputKbit = 800
+	r := record(10, 10, true, 0)
+	r.Network.Profile, r.Network.Verify = "wifi-paper", &good
+	assert.Empty(t, flagNames(flagsFor(r)))
+	r.Network.Verify = &short
+	fl := flagsFor(r)
+	require.Equal(t, []string{"link-off"}, flagNames(fl))
+	assert.Contains(t, fl[0].Detail, "wifi-paper: to-client: goodput 800.0 kbit/s is -20.0 % off")
+
+	r.Network.Verify = nil
+	r.Network.Links = []results.RoleLink{
+		{Role: results.RolePublishers, Profile: "wifi-paper", Verify: &short},
+		{Role: results.RoleSubscribers, Profile: "wireline"},
+	}
+	fl = flagsFor(r)
+	require.Equal(t, []string{"link-off"}, flagNames(fl))
+	assert.Contains(t, fl[0].Detail, "publishers on wifi-paper: to-client")
 }

@@ -38,6 +38,7 @@ const (
 	FlagSubExceedsPub    FlagName = "sub-exceeds-pub"
 	FlagMachineBusy      FlagName = "machine-busy"
 	FlagHostNetwork      FlagName = "host-network"
+	FlagLinkOff          FlagName = "link-off"
 )
 
 // Flag is one reason not to trust a record's numbers as they stand: a

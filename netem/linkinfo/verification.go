@@ -96,6 +96,13 @@ const (
 	minRuns  = 30
 )
 
+// The tolerances of a verification that pslab netem verify uses by
+// default, and that a run's records are flagged against (link-off).
+const (
+	DefaultRateTol    = 0.10 // goodput (and mean ping RTT) within 10 % of the model's
+	DefaultLossTolPts = 1.0  // probe loss within 1 percentage point of the profile's
+)
+
 // Check returns an error naming every direction whose goodput is not within
 // rateTol (a fraction, e.g. 0.1) of the expected or whose probe loss is more
 // than lossTolPts percentage points from the profile's loss.
