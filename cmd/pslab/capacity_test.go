@@ -160,3 +160,51 @@ func TestReportShowsCapacityClaims(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, html, `id="cap-claim-nondurable-similar-durable-1x2"`)
 }
+
+// pslab capacity --dry-run plans the searches and builds nothing (it used
+// to ignore the flag and run them): the plan says capacity mode and the
+// probes' phases (1 s / 3 s / 2 s on the wireline, not the file's 2 s /
+// 5 s / 5 s), no output directory, no namespace; on MQTT brokers a case a
+// broker cannot express is still refused first. A resumed capacity run's
+// dry run plans what is left and changes nothing.
+func TestCapacityDryRunBuildsNothing(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "cap")
+	before := netnsNames()
+	code, plan := executeOut(t, "capacity", "../../scenarios/gaddah-kunz-set1.yaml", "--broker", "mosquitto,nats-mqtt,artemis-mqtt",
+		"--network", "wireline", "--cases", "1,3", "--loads", "none", "--reps", "3", "--max-reps", "3", "--out", out, "--dry-run", "--lab", dryRunLab)
+	require.Equal(t, exitOK, code, plan)
+	assert.Contains(t, plan, "2 case(s) x 3 broker(s) (mosquitto, nats-mqtt, artemis-mqtt) x 1 network(s) (wireline) in capacity mode: searches to ±2 % resolution, 3-3 counted per row for ±5 %, loads none")
+	assert.Contains(t, plan, "wireline  1     1s / 3s / 2s")
+	assert.NotContains(t, plan, "rep(s) until the 95 % CIs", "capacity mode has no paper-mode repetitions")
+	assert.Contains(t, plan, "dry run: nothing was built")
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no output directory")
+	assert.Equal(t, before, netnsNames(), "no namespace")
+
+	code, _ = executeOut(t, "capacity", "../../scenarios/gaddah-kunz-set2.yaml", "--broker", "mosquitto", "--network", "wireline",
+		"--cases", "3", "--out", out, "--dry-run", "--lab", dryRunLab)
+	assert.Equal(t, exitBadInput, code, "ack dups-ok at QoS 0 cannot be expressed")
+
+	suite := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
+	fake := filepath.Join(dir, "fake")
+	log, err := capacityCmd(suite, "--out", fake, "--lab", "capdry", "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
+		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
+	require.NoError(t, err, log)
+	entries, err := os.ReadDir(fake)
+	require.NoError(t, err)
+	recs, err := os.ReadFile(filepath.Join(fake, results.RecordsFile))
+	require.NoError(t, err)
+	log, err = capacityCmd("--resume", fake, "--dry-run", "--lab", "capdry")
+	require.NoError(t, err, log)
+	assert.Contains(t, log, "in capacity mode")
+	assert.Contains(t, log, "wireline  1     100ms / 300ms / 300ms")
+	assert.Contains(t, log, "dry run: nothing was built")
+	after, err := os.ReadDir(fake)
+	require.NoError(t, err)
+	assert.Len(t, after, len(entries), "nothing added")
+	again, err := os.ReadFile(filepath.Join(fake, results.RecordsFile))
+	require.NoError(t, err)
+	assert.Equal(t, string(recs), string(again), "no record added")
+}
