@@ -14,10 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pslab/internal/brokers"
 	"pslab/internal/capacity"
 	"pslab/internal/lab"
 	"pslab/internal/plot"
 	"pslab/internal/results"
+	"pslab/internal/scenario"
 	"pslab/netem"
 )
 
@@ -117,6 +119,7 @@ func addCapacityFlags(cmd *cobra.Command, cf *capacityFlags) {
 // problem names its flag, all at once, as bad input.
 func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.Params, error) {
 	p := capacity.DefaultParams()
+	p.FrameOverhead = frameOverhead
 	var bad []string
 	pct := func(flag, v string, dst *float64) {
 		x, err := parsePercent(v)
@@ -190,6 +193,17 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 		return p, badInput(errors.New(strings.Join(bad, "\n")))
 	}
 	return p, nil
+}
+
+// frameOverhead is the bytes broker's protocol frame adds to a message
+// body of a case on the wire, from the broker registry (0: not known,
+// capacity.FrameOverhead then).
+func frameOverhead(broker string, f scenario.Factors) int {
+	d, ok := brokers.Lookup(broker)
+	if !ok || d.Capabilities.FrameOverhead == nil {
+		return 0
+	}
+	return d.Capabilities.FrameOverhead(f)
 }
 
 // namedDuration reads NAME=DURATION (a network profile's name).

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/capacity"
 	"pslab/internal/lab"
 	"pslab/internal/results"
+	"pslab/internal/scenario"
 )
 
 func capacityCmd(args ...string) (string, error) {
@@ -207,4 +209,26 @@ func TestCapacityDryRunBuildsNothing(t *testing.T) {
 	again, err := os.ReadFile(filepath.Join(fake, results.RecordsFile))
 	require.NoError(t, err)
 	assert.Equal(t, string(recs), string(again), "no record added")
+}
+
+// The capacity search's link bound takes each broker's frame from the
+// registry: an MQTT broker's PUBLISH header (15 bytes for 100 B at QoS
+// 0), nothing for NATS and Artemis over STOMP (capacity.FrameOverhead).
+func TestCapacityFrameOverheadFromTheRegistry(t *testing.T) {
+	f := scenario.Defaults().Factors
+	f.Publishers, f.Subscribers, f.Topics, f.Size = 1, 1, 1, 100
+	f.Subscription, f.Delivery = scenario.NonDurable, scenario.NonPersistent
+	for _, b := range []string{"mosquitto", "mosquitto-v5", "nats-mqtt", "artemis-mqtt"} {
+		assert.Positive(t, frameOverhead(b, f), b)
+		assert.Less(t, frameOverhead(b, f), capacity.FrameOverhead, b)
+	}
+	assert.Equal(t, 15, frameOverhead("mosquitto", f))
+	assert.Equal(t, 16, frameOverhead("mosquitto-v5", f), "MQTT 5's empty property list")
+	for _, b := range []string{"nats", "artemis", "fake", "nosuch"} {
+		assert.Zero(t, frameOverhead(b, f), b)
+	}
+	p, err := capacityParams(newCapacityCmd(), runFlags{}, capacityFlags{resolution: "2%", target: "5%", tolerance: "1%", latencyTarget: "5%", loads: "none", start: 1000, maxProbes: 14, busyAttempts: 1, latencyReps: 3, latencyMaxReps: 10})
+	require.NoError(t, err)
+	require.NotNil(t, p.FrameOverhead)
+	assert.Equal(t, 15, p.FrameOverhead("nats-mqtt", f))
 }
