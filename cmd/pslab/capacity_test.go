@@ -27,6 +27,18 @@ func capacityCmd(args ...string) (string, error) {
 	return buf.String(), err
 }
 
+// capacityOnFake runs a short capacity search of capacitySuite on the
+// fake into out, in lab labName, and returns its log.
+func capacityOnFake(t *testing.T, out, labName string) string {
+	t.Helper()
+	suite := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
+	log, err := capacityCmd(suite, "--out", out, "--lab", labName, "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
+		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
+	require.NoError(t, err, log)
+	return log
+}
+
 const capacitySuite = `suite: capcli
 brokers: [fake]
 networks: [wireline]
@@ -63,12 +75,8 @@ func TestCapacityFlagsAreCheckedFirst(t *testing.T) {
 // tables again.
 func TestCapacityCommandOnFake(t *testing.T) {
 	dir := t.TempDir()
-	suite := filepath.Join(dir, "c.yaml")
-	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
 	out := filepath.Join(dir, "out")
-	log, err := capacityCmd(suite, "--out", out, "--lab", "capcli", "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
-		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
-	require.NoError(t, err, log)
+	log := capacityOnFake(t, out, "capcli")
 	assert.Contains(t, log, "latency floor:")
 	assert.Contains(t, log, "elapsed", "progress with the run's ETA")
 	recs, err := results.Read(out)
@@ -188,17 +196,13 @@ func TestCapacityDryRunBuildsNothing(t *testing.T) {
 		"--cases", "3", "--out", out, "--dry-run", "--lab", dryRunLab)
 	assert.Equal(t, exitBadInput, code, "ack dups-ok at QoS 0 cannot be expressed")
 
-	suite := filepath.Join(dir, "c.yaml")
-	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
 	fake := filepath.Join(dir, "fake")
-	log, err := capacityCmd(suite, "--out", fake, "--lab", "capdry", "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
-		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
-	require.NoError(t, err, log)
+	capacityOnFake(t, fake, "capdry")
 	entries, err := os.ReadDir(fake)
 	require.NoError(t, err)
 	recs, err := os.ReadFile(filepath.Join(fake, results.RecordsFile))
 	require.NoError(t, err)
-	log, err = capacityCmd("--resume", fake, "--dry-run", "--lab", "capdry")
+	log, err := capacityCmd("--resume", fake, "--dry-run", "--lab", "capdry")
 	require.NoError(t, err, log)
 	assert.Contains(t, log, "in capacity mode")
 	assert.Contains(t, log, "wireline  1     100ms / 300ms / 300ms")
