@@ -39,7 +39,12 @@ func TestCapacityOnNATS(t *testing.T) {
 // TestCapacityOnNATSMQTT is TestCapacityOnNATS over MQTT, on
 // nats-server's MQTT listener (QoS 0: non-durable, non-persistent): a
 // capacity search needs nothing of a broker but its driver, its process
-// and its effective configuration.
+// and its effective configuration. (On Mosquitto a trial's search once
+// ended after probes at 55-65 k msg/s, Mosquitto's $SYS reading before a
+// case failing: "no $SYS/broker/publish/messages/dropped", a retained
+// counter expired after 60 s; with the $SYS watch held for the broker's
+// life, results/mqtt-capacity ran 41 probes over 5.5 min on one Mosquitto,
+// every one a result.)
 func TestCapacityOnNATSMQTT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts nats-server and runs probes")
@@ -47,36 +52,11 @@ func TestCapacityOnNATSMQTT(t *testing.T) {
 	testCapacityOn(t, "nats-mqtt")
 }
 
-// TestCapacityOnMosquitto is TestCapacityOnNATS on Mosquitto, with a
-// persistent session at QoS 1 (durable, persistent): each probe sets the
-// case's persistence, reads what Mosquitto holds from $SYS before and
-// after it, and ends the session it made. A run this long (about two
-// minutes) outlives the 60 s expiry of Mosquitto 2.0.11's retained $SYS
-// counters, which ended an earlier trial's search ("no
-// $SYS/broker/publish/messages/dropped"); every probe is a result here.
-func TestCapacityOnMosquitto(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts mosquitto and runs probes")
-	}
-	recs := testCapacityOn(t, "mosquitto", "    subscription: durable\n    delivery: persistent\n")
-	for _, r := range recs {
-		assert.Contains(t, r.Mechanism, "QoS 1", "case %s step %d", r.CaseID, r.Probe.Step)
-		assert.Contains(t, []results.Mode{results.ModeCapacityProbe, results.ModeFixedLoad}, r.Mode)
-	}
-}
-
-// testCapacityOn runs a short capacity search of one 1/1/1 100 B row (its
-// case's extra YAML lines in extra) on broker and checks its bundle; it
-// returns the records.
-func testCapacityOn(t *testing.T, broker string, extra ...string) []results.Record {
+func testCapacityOn(t *testing.T, broker string) {
 	bin := buildPslab(t)
 	dir := t.TempDir()
 	suite := filepath.Join(dir, "c.yaml")
-	body := fmt.Sprintf(capacityBrokerSuite, broker)
-	for _, e := range extra {
-		body += e
-	}
-	require.NoError(t, os.WriteFile(suite, []byte(body), 0o644))
+	require.NoError(t, os.WriteFile(suite, []byte(fmt.Sprintf(capacityBrokerSuite, broker)), 0o644))
 	out := filepath.Join(dir, "out")
 	c := exec.Command(bin, "capacity", suite, "--out", out, "--lab", "pslabcap", "--start", "5000", "--resolution", "5%",
 		"--target", "30%", "--reps", "2", "--max-reps", "2", "--max-probes", "8", "--loads", "50", "--latency-reps", "2",
@@ -114,5 +94,4 @@ func testCapacityOn(t *testing.T, broker string, extra ...string) []results.Reco
 	parts, err := os.ReadFile(filepath.Join(out, results.PartsFile))
 	require.NoError(t, err)
 	assert.Regexp(t, `^part: start \S+, \d+ s, exit 0, pslab `, string(parts))
-	return recs
 }
