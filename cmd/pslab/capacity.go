@@ -14,10 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"pslab/internal/brokers"
 	"pslab/internal/capacity"
 	"pslab/internal/lab"
 	"pslab/internal/plot"
 	"pslab/internal/results"
+	"pslab/internal/scenario"
 	"pslab/netem"
 )
 
@@ -117,6 +119,7 @@ func addCapacityFlags(cmd *cobra.Command, cf *capacityFlags) {
 // problem names its flag, all at once, as bad input.
 func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.Params, error) {
 	p := capacity.DefaultParams()
+	p.FrameOverhead = frameOverhead
 	var bad []string
 	pct := func(flag, v string, dst *float64) {
 		x, err := parsePercent(v)
@@ -190,6 +193,17 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 		return p, badInput(errors.New(strings.Join(bad, "\n")))
 	}
 	return p, nil
+}
+
+// frameOverhead is the bytes broker's protocol frame adds to a message
+// body of a case on the wire, from the broker registry (0: not known,
+// capacity.FrameOverhead then).
+func frameOverhead(broker string, f scenario.Factors) int {
+	d, ok := brokers.Lookup(broker)
+	if !ok || d.Capabilities.FrameOverhead == nil {
+		return 0
+	}
+	return d.Capabilities.FrameOverhead(f)
 }
 
 // namedDuration reads NAME=DURATION (a network profile's name).
@@ -339,6 +353,9 @@ func runCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityFlag
 	if err := checkCapacityPlans(plans); err != nil {
 		return err
 	}
+	if f.dryRun {
+		return dryRun(cmd, plans, opts, f.out)
+	}
 	root, lock, err := startRunInfo(cmd, files, plans, f.out)
 	if err != nil {
 		return err
@@ -358,10 +375,7 @@ func runCapacityPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, p 
 
 func capacityPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, opts lab.Options, p capacity.Params, root string) error {
 	return runPlansWith(ctx, cmd, plans, opts, root, planOutput{
-		describe: func(lab.Plan) string {
-			return fmt.Sprintf("in capacity mode: searches to ±%g %% resolution, %d-%d counted per row for ±%g %%, loads %s",
-				100*p.Resolution, p.MinSearches, p.MaxSearches, 100*p.Target, loadsText(p.Loads))
-		},
+		describe: func(lab.Plan) string { return capacity.Policy{P: p}.Describe() },
 		after: func(_ lab.Plan, sum *lab.Summary) error {
 			if len(sum.Records) == 0 && !holdsRecords(sum.Bundle) {
 				return nil
@@ -369,17 +383,6 @@ func capacityPlansIn(ctx context.Context, cmd *cobra.Command, plans []lab.Plan, 
 			return writeCapacityOutputs(cmd, p, sum.Bundle, sum.Wall)
 		},
 	})
-}
-
-func loadsText(loads []float64) string {
-	if len(loads) == 0 {
-		return "none"
-	}
-	var s []string
-	for _, f := range loads {
-		s = append(s, strconv.FormatFloat(100*f, 'g', -1, 64)+" %")
-	}
-	return strings.Join(s, ", ")
 }
 
 // writeCapacityOutputs writes CAPACITY.md, capacity.csv, capacity.json
@@ -436,7 +439,7 @@ func resumeCapacity(cmd *cobra.Command, files []string, f runFlags, cf capacityF
 		return err
 	}
 	load := func(opts lab.Options) ([]lab.Plan, error) { return loadPlans(stored.Flags().Args(), sf.quick, opts) }
-	return resumePlans(cmd, rf, info, opts, load, false, func(plans []lab.Plan, opts lab.Options) error {
+	return resumePlans(cmd, rf, info, opts, load, f.dryRun, func(plans []lab.Plan, opts lab.Options) error {
 		return runCapacityPlans(cmd, plans, opts, p, rf.dir)
 	})
 }

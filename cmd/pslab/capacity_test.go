@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/capacity"
 	"pslab/internal/lab"
 	"pslab/internal/results"
+	"pslab/internal/scenario"
 )
 
 func capacityCmd(args ...string) (string, error) {
@@ -23,6 +25,18 @@ func capacityCmd(args ...string) (string, error) {
 	c.SilenceUsage, c.SilenceErrors = true, true
 	err := c.Execute()
 	return buf.String(), err
+}
+
+// capacityOnFake runs a short capacity search of capacitySuite on the
+// fake into out, in lab labName, and returns its log.
+func capacityOnFake(t *testing.T, out, labName string) string {
+	t.Helper()
+	suite := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
+	log, err := capacityCmd(suite, "--out", out, "--lab", labName, "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
+		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
+	require.NoError(t, err, log)
+	return log
 }
 
 const capacitySuite = `suite: capcli
@@ -61,12 +75,8 @@ func TestCapacityFlagsAreCheckedFirst(t *testing.T) {
 // tables again.
 func TestCapacityCommandOnFake(t *testing.T) {
 	dir := t.TempDir()
-	suite := filepath.Join(dir, "c.yaml")
-	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
 	out := filepath.Join(dir, "out")
-	log, err := capacityCmd(suite, "--out", out, "--lab", "capcli", "--start", "200", "--max-probes", "4", "--reps", "2", "--max-reps", "2",
-		"--loads", "none", "--phases", "wireline=100ms/300ms/300ms", "--busy-attempts", "1", "--quiet-wait", "0")
-	require.NoError(t, err, log)
+	log := capacityOnFake(t, out, "capcli")
 	assert.Contains(t, log, "latency floor:")
 	assert.Contains(t, log, "elapsed", "progress with the run's ETA")
 	recs, err := results.Read(out)
@@ -159,4 +169,70 @@ func TestReportShowsCapacityClaims(t *testing.T) {
 	code, html := executeOut(t, append([]string{"report", "--format", "html"}, dirs...)...)
 	require.Equal(t, 0, code)
 	assert.Contains(t, html, `id="cap-claim-nondurable-similar-durable-1x2"`)
+}
+
+// pslab capacity --dry-run plans the searches and builds nothing (it used
+// to ignore the flag and run them): the plan says capacity mode and the
+// probes' phases (1 s / 3 s / 2 s on the wireline, not the file's 2 s /
+// 5 s / 5 s), no output directory, no namespace; on MQTT brokers a case a
+// broker cannot express is still refused first. A resumed capacity run's
+// dry run plans what is left and changes nothing.
+func TestCapacityDryRunBuildsNothing(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "cap")
+	before := netnsNames()
+	code, plan := executeOut(t, "capacity", "../../scenarios/gaddah-kunz-set1.yaml", "--broker", "mosquitto,nats-mqtt,artemis-mqtt",
+		"--network", "wireline", "--cases", "1,3", "--loads", "none", "--reps", "3", "--max-reps", "3", "--out", out, "--dry-run", "--lab", dryRunLab)
+	require.Equal(t, exitOK, code, plan)
+	assert.Contains(t, plan, "2 case(s) x 3 broker(s) (mosquitto, nats-mqtt, artemis-mqtt) x 1 network(s) (wireline) in capacity mode: searches to ±2 % resolution, 3-3 counted per row for ±5 %, loads none")
+	assert.Contains(t, plan, "wireline  1     1s / 3s / 2s")
+	assert.NotContains(t, plan, "rep(s) until the 95 % CIs", "capacity mode has no paper-mode repetitions")
+	assert.Contains(t, plan, "dry run: nothing was built")
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no output directory")
+	assert.Equal(t, before, netnsNames(), "no namespace")
+
+	code, _ = executeOut(t, "capacity", "../../scenarios/gaddah-kunz-set2.yaml", "--broker", "mosquitto", "--network", "wireline",
+		"--cases", "3", "--out", out, "--dry-run", "--lab", dryRunLab)
+	assert.Equal(t, exitBadInput, code, "ack dups-ok at QoS 0 cannot be expressed")
+
+	fake := filepath.Join(dir, "fake")
+	capacityOnFake(t, fake, "capdry")
+	entries, err := os.ReadDir(fake)
+	require.NoError(t, err)
+	recs, err := os.ReadFile(filepath.Join(fake, results.RecordsFile))
+	require.NoError(t, err)
+	log, err := capacityCmd("--resume", fake, "--dry-run", "--lab", "capdry")
+	require.NoError(t, err, log)
+	assert.Contains(t, log, "in capacity mode")
+	assert.Contains(t, log, "wireline  1     100ms / 300ms / 300ms")
+	assert.Contains(t, log, "dry run: nothing was built")
+	after, err := os.ReadDir(fake)
+	require.NoError(t, err)
+	assert.Len(t, after, len(entries), "nothing added")
+	again, err := os.ReadFile(filepath.Join(fake, results.RecordsFile))
+	require.NoError(t, err)
+	assert.Equal(t, string(recs), string(again), "no record added")
+}
+
+// The capacity search's link bound takes each broker's frame from the
+// registry: an MQTT broker's PUBLISH header (15 bytes for 100 B at QoS
+// 0), nothing for NATS and Artemis over STOMP (capacity.FrameOverhead).
+func TestCapacityFrameOverheadFromTheRegistry(t *testing.T) {
+	f := scenario.Defaults().Factors
+	f.Publishers, f.Subscribers, f.Topics, f.Size = 1, 1, 1, 100
+	f.Subscription, f.Delivery = scenario.NonDurable, scenario.NonPersistent
+	for _, b := range []string{"mosquitto", "mosquitto-v5", "nats-mqtt", "artemis-mqtt"} {
+		assert.Positive(t, frameOverhead(b, f), b)
+		assert.Less(t, frameOverhead(b, f), capacity.FrameOverhead, b)
+	}
+	assert.Equal(t, 15, frameOverhead("mosquitto", f))
+	assert.Equal(t, 16, frameOverhead("mosquitto-v5", f), "MQTT 5's empty property list")
+	for _, b := range []string{"nats", "artemis", "fake", "nosuch"} {
+		assert.Zero(t, frameOverhead(b, f), b)
+	}
+	p, err := capacityParams(newCapacityCmd(), runFlags{}, capacityFlags{resolution: "2%", target: "5%", tolerance: "1%", latencyTarget: "5%", loads: "none", start: 1000, maxProbes: 14, busyAttempts: 1, latencyReps: 3, latencyMaxReps: 10})
+	require.NoError(t, err)
+	require.NotNil(t, p.FrameOverhead)
+	assert.Equal(t, 15, p.FrameOverhead("nats-mqtt", f))
 }

@@ -49,7 +49,7 @@ func printPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out stri
 			dir = outDir(out, p.Suite.Name, len(plans) > 1)
 		}
 		e := p.Estimate(o)
-		writePlan(w, p, e, dir)
+		writePlan(w, p, e, dir, o.Policy)
 		least, most = least+e.Least, most+e.Most
 		runsLeast, runsMost = runsLeast+e.RunsLeast, runsMost+e.RunsMost
 	}
@@ -58,17 +58,23 @@ func printPlans(cmd *cobra.Command, plans []lab.Plan, opts lab.Options, out stri
 	return nil
 }
 
-func writePlan(w io.Writer, p lab.Plan, e lab.Estimate, dir string) {
+// writePlan writes plan p, its estimate e and its directory dir; pol is
+// the run's row policy (nil for the paper's repetitions).
+func writePlan(w io.Writer, p lab.Plan, e lab.Estimate, dir string, pol lab.RowPolicy) {
 	fmt.Fprintf(w, "suite %s (%s) -> %s\n", p.Suite.Name, p.Suite.File, dir)
-	fmt.Fprintf(w, "  %d case(s) x %d broker(s) (%s) x %d network(s) (%s) x %s\n",
-		len(p.Cases), len(p.Brokers), strings.Join(p.Brokers, ", "), len(p.Networks), strings.Join(p.Networks, ", "), p.RepsText())
+	mode := "x " + p.RepsText()
+	if d, ok := pol.(interface{ Describe() string }); ok { // pslab capacity's searches
+		mode = d.Describe()
+	}
+	fmt.Fprintf(w, "  %d case(s) x %d broker(s) (%s) x %d network(s) (%s) %s\n",
+		len(p.Cases), len(p.Brokers), strings.Join(p.Brokers, ", "), len(p.Networks), strings.Join(p.Networks, ", "), mode)
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  network\tlabs\twarm-up / window / drain\tcase runs\tper run\tset-up\tmachine time")
 	for i, ne := range e.Networks {
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\n", ne.Network, ne.Labs, phasesOf(p, p.Networks[i]),
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\n", ne.Network, ne.Labs, phasesOf(p, p.Networks[i], pol),
 			span(ne.RunsLeast, ne.RunsMost), durSpan(ne.PerRun, ne.PerRunMost), ne.SetUp.Round(time.Second), durSpan(ne.Least, ne.Most))
 	}
 	tw.Flush()
@@ -85,8 +91,12 @@ func writePlan(w io.Writer, p lab.Plan, e lab.Estimate, dir string) {
 }
 
 // phasesOf is the cases' warm-up / window / drain on a network, as a
-// range when the cases differ.
-func phasesOf(p lab.Plan, network string) string {
+// range when the cases differ, or those the policy gives its runs there
+// (pslab capacity's probe phases).
+func phasesOf(p lab.Plan, network string, pol lab.RowPolicy) string {
+	if w, win, d, ok := lab.PolicyPhases(pol, network); ok {
+		return w.String() + " / " + win.String() + " / " + d.String()
+	}
 	var w, win, d []time.Duration
 	for _, c := range p.Cases {
 		c = p.Suite.ForNetwork(c, network)

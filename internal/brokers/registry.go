@@ -145,6 +145,11 @@ type Capabilities struct {
 	// FilterRefusals holds, for each filter kind the broker cannot express,
 	// the reason (driver.FilterRefusals.Check words the refusal).
 	FilterRefusals driver.FilterRefusals
+	// FrameOverhead is how many bytes the protocol's frame of one message
+	// adds to its body on the wire (pslab capacity's computed link bound
+	// counts it per publish and per delivery); nil: the approximation of
+	// NATS's and STOMP's frames (capacity.FrameOverhead, 100 bytes).
+	FrameOverhead func(scenario.Factors) int
 }
 
 // Check is one line of `pslab doctor`.

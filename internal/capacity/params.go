@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"pslab/internal/scenario"
 	"pslab/netem"
 )
 
@@ -46,6 +47,11 @@ type Params struct {
 	// (LatencyBound; Bound gives it for a profile).
 	Tolerance    float64
 	LatencyBound map[string]time.Duration
+	// FrameOverhead gives the bytes broker's protocol frame adds to a
+	// message body of a case on the wire (the computed link bound counts
+	// it; pslab capacity sets it from the broker registry); nil, or 0
+	// for a broker: FrameOverhead.
+	FrameOverhead func(broker string, f scenario.Factors) int
 	// Phases per network profile (PhasesFor gives them).
 	Phases map[string]Phases
 	// Loads are the fixed fractions of the capacity the rows then run at

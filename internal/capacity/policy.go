@@ -1,8 +1,14 @@
 package capacity
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
 	"pslab/internal/lab"
 	"pslab/internal/results"
+	"pslab/netem"
 )
 
 // Policy is the lab's RowPolicy of pslab capacity: per row, the pilot
@@ -11,6 +17,33 @@ import (
 // what each level's rule asks for), each decided from the row's records
 // so far (Params.Analyze).
 type Policy struct{ P Params }
+
+// RunPhases implements lab.PhasedPolicy: every probe and fixed-load run
+// on prof has the probe phases (--phases), not the case's.
+func (pol Policy) RunPhases(prof netem.Profile) (warmup, window, drain time.Duration) {
+	ph := pol.P.PhasesFor(prof)
+	return ph.Warmup, ph.Window, ph.Drain
+}
+
+// Describe is what a capacity run does per row, for the plan's line
+// ("in capacity mode: ..."; a dry run prints it instead of repetitions).
+func (pol Policy) Describe() string {
+	p := pol.P
+	return fmt.Sprintf("in capacity mode: searches to ±%g %% resolution, %d-%d counted per row for ±%g %%, loads %s",
+		100*p.Resolution, p.MinSearches, p.MaxSearches, 100*p.Target, loadsText(p.Loads))
+}
+
+// loadsText is the fixed loads as percents of the capacity, or none.
+func loadsText(loads []float64) string {
+	if len(loads) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, f := range loads {
+		s = append(s, strconv.FormatFloat(100*f, 'g', -1, 64)+" %")
+	}
+	return strings.Join(s, ", ")
+}
 
 // PhaseFixed marks the verdict of a fixed-load record (results.Probe.Phase).
 const PhaseFixed = "fixed-load"

@@ -89,13 +89,25 @@ func PriorKey(suite, caseID, broker, network string) string {
 	return suite + "/" + caseID + "/" + broker + "/" + network
 }
 
+// linkBound is row's computed link bound (LinkBound) with the frame
+// overhead of its broker's protocol.
+func (p Params) linkBound(row lab.PolicyRow) float64 {
+	overhead := FrameOverhead
+	if p.FrameOverhead != nil {
+		if n := p.FrameOverhead(row.Broker, row.Case.Factors); n > 0 {
+			overhead = n
+		}
+	}
+	return LinkBound(row.Case.Factors, overhead, row.Link, row.Verify)
+}
+
 // startOf is where row's pilot starts and why.
 func (p Params) startOf(row lab.PolicyRow) (float64, string) {
 	if v, ok := p.Priors[PriorKey(row.Suite, row.Case.ID, row.Broker, row.Network)]; ok && v > 0 {
 		return v, FromPrior
 	}
 	if row.Link.Shaped() {
-		if b := LinkBound(row.Case.Factors, row.Link, row.Verify); b > 0 {
+		if b := p.linkBound(row); b > 0 {
 			return b, FromLink
 		}
 	}
@@ -119,7 +131,7 @@ func (p Params) Analyze(row lab.PolicyRow, recs []results.Record) Row {
 	}
 	rw.Start, rw.StartFrom = p.startOf(row)
 	if row.Link.Shaped() {
-		rw.LinkBound = LinkBound(row.Case.Factors, row.Link, row.Verify)
+		rw.LinkBound = p.linkBound(row)
 	}
 	if pr := probes[0]; len(pr) > 0 { // as the pilot started (a resumed run may know more now)
 		rw.Start, rw.StartFrom = pr[0].Probe.Start, pr[0].Probe.StartFrom

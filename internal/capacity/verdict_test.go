@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/lab"
 	"pslab/internal/load"
 	"pslab/internal/metrics"
 	"pslab/internal/results"
@@ -167,12 +168,41 @@ func TestLinkBound(t *testing.T) {
 	f.Size, f.Publishers, f.Subscribers, f.Topics = 900, 1, 4, 1
 	half := netem.Profile{Name: "x", RateKbit: 1000, Duplex: netem.DuplexHalf}
 	// 1000 B a frame, 1 + 4 frames per message, 112500 B/s usable.
-	assert.InDelta(t, 22.5, LinkBound(f, half, nil), 1e-9)
+	assert.InDelta(t, 22.5, LinkBound(f, 0, half, nil), 1e-9, "FrameOverhead when the protocol's is not known")
+	assert.InDelta(t, 22.5, LinkBound(f, FrameOverhead, half, nil), 1e-9)
+	// A protocol with 25-byte frames (as MQTT's PUBLISH): 925 B a frame.
+	assert.InDelta(t, 112500.0/(5*925), LinkBound(f, 25, half, nil), 1e-9)
 	v := &netem.Verification{}
 	v.ToBroker.GoodputKbit, v.ToClient.GoodputKbit = 800, 800
-	assert.InDelta(t, 20, LinkBound(f, half, v), 1e-9, "the verified goodput")
+	assert.InDelta(t, 20, LinkBound(f, 0, half, v), 1e-9, "the verified goodput")
 	full := half
 	full.Duplex = netem.DuplexFull
-	assert.InDelta(t, 25, LinkBound(f, full, v), 1e-9, "bound by the 4 deliveries down")
-	assert.Zero(t, LinkBound(f, netem.Profile{Name: "wireline"}, nil))
+	assert.InDelta(t, 25, LinkBound(f, 0, full, v), 1e-9, "bound by the 4 deliveries down")
+	assert.Zero(t, LinkBound(f, 0, netem.Profile{Name: "wireline"}, nil))
+}
+
+// The row's link bound takes its broker's frame overhead
+// (Params.FrameOverhead), and FrameOverhead for a broker it says nothing
+// of: the pilot of an MQTT row starts from its own protocol's bound.
+func TestRowLinkBoundTakesTheBrokersFrame(t *testing.T) {
+	f := scenario.Defaults().Factors
+	f.Size, f.Publishers, f.Subscribers, f.Topics = 100, 1, 1, 1
+	half := netem.Profile{Name: "x", RateKbit: 1000, Duplex: netem.DuplexHalf}
+	row := lab.PolicyRow{Suite: "s", Broker: "mq", Network: "x", Case: scenario.Case{ID: "01", Factors: f}, Link: half}
+	p := DefaultParams()
+	start, from := p.startOf(row)
+	assert.Equal(t, FromLink, from)
+	assert.InDelta(t, 112500.0/(2*200), start, 1e-9, "100 B bodies, 100 B frames")
+	p.FrameOverhead = func(b string, _ scenario.Factors) int {
+		if b == "mq" {
+			return 18
+		}
+		return 0
+	}
+	start, _ = p.startOf(row)
+	assert.InDelta(t, 112500.0/(2*118), start, 1e-9, "the broker's 18-byte frames")
+	row.Broker = "other"
+	start, _ = p.startOf(row)
+	assert.InDelta(t, 112500.0/(2*200), start, 1e-9, "0: FrameOverhead")
+	assert.InDelta(t, start, p.Analyze(row, nil).LinkBound, 1e-9, "the row's stated bound is the one it started from")
 }

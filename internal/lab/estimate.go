@@ -56,7 +56,7 @@ func (p Plan) Estimate(o Options) Estimate {
 		if prof, err := netem.LoadProfile(p.Networks[i]); err == nil {
 			ne.Shaped = prof.Shaped()
 		}
-		ww, drain := p.meanPhases(net, o.Quick)
+		ww, drain := p.meanPhases(net, o.Quick, o.Policy)
 		ne.PerRun = ww + overheadEstimate
 		ne.PerRunMost = ne.PerRun + drain
 		if ne.Shaped {

@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"time"
+
 	"pslab/internal/results"
 	"pslab/internal/scenario"
 	"pslab/netem"
@@ -20,6 +22,30 @@ type RowPolicy interface {
 	// Left is how many more runs the row needs, at least and at most
 	// (for the progress line's ETA).
 	Left(row PolicyRow, finished []results.Record) (least, most int)
+}
+
+// PhasedPolicy is a RowPolicy whose runs have phases of their own on each
+// network instead of the cases' (pslab capacity's probes): the estimates
+// of a plan's time (a dry run, the ETA before a network's first run) take
+// them.
+type PhasedPolicy interface {
+	RowPolicy
+	RunPhases(prof netem.Profile) (warmup, window, drain time.Duration)
+}
+
+// PolicyPhases are the phases pol gives its runs on network net (a
+// profile name or file), when it is a PhasedPolicy and the profile loads.
+func PolicyPhases(pol RowPolicy, net string) (warmup, window, drain time.Duration, ok bool) {
+	pp, isPhased := pol.(PhasedPolicy)
+	if !isPhased {
+		return 0, 0, 0, false
+	}
+	prof, err := netem.LoadProfile(net)
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	warmup, window, drain = pp.RunPhases(prof)
+	return warmup, window, drain, true
 }
 
 // PolicyRow is what a policy knows of a row.

@@ -75,15 +75,19 @@ func (pr *progress) perRunOf(net string) time.Duration {
 	if d, ok := pr.perRun[net]; ok {
 		return d
 	}
-	ww, drain := pr.plan.meanPhases(net, pr.quick)
+	ww, drain := pr.plan.meanPhases(net, pr.quick, pr.policy)
 	labs := time.Duration(max(1, pr.labs[net]))
 	return (ww + drain + overheadEstimate) / labs
 }
 
 // meanPhases are the mean warm-up plus window, and the mean drain, of the
 // plan's cases on network net (a profile name), as they run (caseOn:
-// quick's phases over a shaped link).
-func (p Plan) meanPhases(net string, quick bool) (warmupWindow, drain time.Duration) {
+// quick's phases over a shaped link), or the phases a PhasedPolicy gives
+// its runs there.
+func (p Plan) meanPhases(net string, quick bool, pol RowPolicy) (warmupWindow, drain time.Duration) {
+	if w, win, d, ok := PolicyPhases(pol, net); ok {
+		return w + win, d
+	}
 	n := 0
 	for _, c := range p.Cases {
 		c = p.caseOn(c, net, quick)

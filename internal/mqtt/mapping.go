@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pslab/internal/brokers"
 	"pslab/internal/driver"
 	"pslab/internal/scenario"
 )
@@ -55,6 +56,13 @@ const filterRefusal = "MQTT 3.1.1 messages carry no properties and no broker mat
 var FilterRefusals = driver.FilterRefusals{
 	scenario.FilterProperty: filterRefusal,
 	scenario.FilterHeader:   filterRefusal,
+}
+
+// Capabilities is the capability table of a broker driven over MQTT
+// version v (its registry descriptor's): the filters MQTT cannot express,
+// and the bytes a PUBLISH adds to a message body on the wire.
+func Capabilities(v Version) brokers.Capabilities {
+	return brokers.Capabilities{FilterRefusals: FilterRefusals, FrameOverhead: PublishOverhead(v)}
 }
 
 // supports is Supports for profile p.
@@ -216,6 +224,28 @@ func topicName(prefix string, f scenario.Factors, t, v int) string {
 		return r + "/s" + strconv.Itoa(v)
 	}
 	return r
+}
+
+// PublishOverhead is what one PUBLISH of a case adds to its payload on
+// the wire over MQTT version v (brokers.Capabilities.FrameOverhead): the
+// fixed header with its remaining length, the topic (its longest for the
+// case: the last topic, the last selector or filter value) with its
+// length, the packet identifier at QoS 1 and 2, and MQTT 5's empty
+// property list. A delivery is the same PUBLISH from the broker. The
+// acknowledgements (4 bytes each at QoS 1, three at QoS 2) are not
+// counted, as for every protocol.
+func PublishOverhead(v Version) func(scenario.Factors) int {
+	return func(f scenario.Factors) int {
+		val := -1
+		switch {
+		case f.Filtered():
+			val = max(f.Values-1, 0)
+		case f.Selector:
+			val = scenario.SelectorValues - 1
+		}
+		topic := topicName("pslab", f, max(f.Topics-1, 0), val)
+		return len(publishHeader(nil, v, topic, QoS(f), false, 1, f.Size))
+	}
 }
 
 // topicFilters are what subscriber s subscribes to.

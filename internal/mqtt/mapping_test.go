@@ -1,10 +1,13 @@
 package mqtt
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
+	paho5 "github.com/eclipse/paho.golang/packets"
+	paho3 "github.com/eclipse/paho.mqtt.golang/packets"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -164,4 +167,52 @@ func TestWireBytes(t *testing.T) {
 	assert.Equal(t, 117, to, "QoS 1: a packet identifier")
 	to, _ = WireBytes(V5)("pslab-x-c01", f)
 	assert.Equal(t, 118, to, "MQTT 5: an empty property list")
+}
+
+// TestPublishOverhead: what a case's PUBLISH adds to its body (the link
+// bound of pslab capacity counts it) is what Paho's codecs write around a
+// payload of the case's size on the case's longest topic, over both
+// versions: 15 bytes for 100 B at QoS 0 on MQTT 3.1.1 (fixed header 1,
+// remaining length 1, topic length 2, topic "p1234567/t0" 11), 17 at QoS
+// 1 (the packet identifier), 18 for 5120 B (a two-byte remaining length).
+func TestPublishOverhead(t *testing.T) {
+	type tc struct {
+		name string
+		set  func(*scenario.Factors)
+		v311 int
+	}
+	for _, c := range []tc{
+		{"100 B QoS 0", func(f *scenario.Factors) { f.Size, f.Delivery = 100, scenario.NonPersistent }, 15},
+		{"100 B QoS 1", func(f *scenario.Factors) { f.Size, f.Delivery = 100, scenario.Persistent }, 17},
+		{"5120 B QoS 1", func(f *scenario.Factors) { f.Size, f.Delivery = 5120, scenario.Persistent }, 18},
+		{"100 B QoS 2", func(f *scenario.Factors) {
+			f.Size, f.Delivery, f.Ack = 100, scenario.Persistent, scenario.AckExactlyOnce
+		}, 17},
+		{"2048 B QoS 1, selector, 10 topics", func(f *scenario.Factors) {
+			f.Size, f.Delivery, f.Selector, f.Topics, f.Publishers, f.Subscribers = 2048, scenario.Persistent, true, 10, 10, 10
+		}, 22},
+	} {
+		f := baseFactors()
+		c.set(&f)
+		val := -1
+		if f.Selector {
+			val = scenario.SelectorValues - 1
+		}
+		topic := topicName("pslab", f, f.Topics-1, val)
+		payload := make([]byte, f.Size)
+		qos := QoS(f)
+
+		p3 := paho3.NewControlPacket(paho3.Publish).(*paho3.PublishPacket)
+		p3.TopicName, p3.Qos, p3.Payload, p3.MessageID = topic, qos, payload, 7
+		var b3 bytes.Buffer
+		require.NoError(t, p3.Write(&b3))
+		assert.Equal(t, b3.Len()-f.Size, PublishOverhead(V311)(f), "%s: MQTT 3.1.1", c.name)
+		assert.Equal(t, c.v311, PublishOverhead(V311)(f), c.name)
+
+		p5 := &paho5.Publish{Topic: topic, QoS: qos, Payload: payload, PacketID: 7, Properties: &paho5.Properties{}}
+		var b5 bytes.Buffer
+		_, err := p5.WriteTo(&b5)
+		require.NoError(t, err)
+		assert.Equal(t, b5.Len()-f.Size, PublishOverhead(V5)(f), "%s: MQTT 5", c.name)
+	}
 }

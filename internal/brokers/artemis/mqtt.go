@@ -45,7 +45,7 @@ func MQTTDescriptor() brokers.Descriptor {
 			return mqtt.New(mqttProfile(mqttRunning.Lookup(ep.URL), ep), ep)
 		},
 		Supports:     func(f scenario.Factors) error { return mqttProfile(nil, driver.Endpoint{}).Supports(f) },
-		Capabilities: brokers.Capabilities{FilterRefusals: mqtt.FilterRefusals},
+		Capabilities: mqtt.Capabilities(mqtt.V311),
 		Schemes:      []string{"mqtt"},
 		Probe:        mqtt.Probe,
 		Install:      install,

@@ -52,7 +52,7 @@ func Descriptor(v mqtt.Version) brokers.Descriptor {
 			return mqtt.New(profile(v, name, version, m, ep), ep)
 		},
 		Supports:     func(f scenario.Factors) error { return profile(v, name, "", nil, driver.Endpoint{}).Supports(f) },
-		Capabilities: brokers.Capabilities{FilterRefusals: mqtt.FilterRefusals},
+		Capabilities: mqtt.Capabilities(v),
 		Schemes:      []string{"mqtt"},
 		Probe:        mqtt.Probe,
 		Install:      Install,

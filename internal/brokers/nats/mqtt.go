@@ -65,7 +65,7 @@ func MQTTDescriptor() brokers.Descriptor {
 			return mqtt.New(mqttProfile(mqttRunning.Lookup(ep.URL), ep), ep)
 		},
 		Supports:     func(f scenario.Factors) error { return mqttProfile(nil, driver.Endpoint{}).Supports(f) },
-		Capabilities: brokers.Capabilities{FilterRefusals: mqtt.FilterRefusals},
+		Capabilities: mqtt.Capabilities(mqtt.V311),
 		Schemes:      []string{"mqtt"},
 		Probe:        mqtt.Probe,
 		Install: func(_ context.Context, out, _ io.Writer) error {
