@@ -133,6 +133,16 @@ func peerDriver(t *testing.T, p *peer) *Driver {
 	return d
 }
 
+// peerPublisher opens a publisher of a persistent, non-durable case with
+// ack on p (window 10); ctx bounds the test.
+func peerPublisher(t *testing.T, p *peer, ack scenario.AckMode) (driver.Publisher, context.Context) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	t.Cleanup(cancel)
+	pub, err := peerDriver(t, p).Publisher(ctx, driver.PubSpec{Case: peerCase(scenario.Persistent, ack, scenario.NonDurable), Window: 10})
+	require.NoError(t, err)
+	return pub, ctx
+}
+
 func peerCase(del scenario.Delivery, ack scenario.AckMode, sub scenario.Subscription) driver.CaseSpec {
 	f := baseFactors()
 	f.Delivery, f.Ack, f.Subscription = del, ack, sub
@@ -221,11 +231,7 @@ func TestQoS1PublisherResendsWhatWasNotAcknowledged(t *testing.T) {
 			}
 			c.next()
 		})
-	d := peerDriver(t, p)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	pub, err := d.Publisher(ctx, driver.PubSpec{Case: peerCase(scenario.Persistent, scenario.AckAuto, scenario.NonDurable), Window: 10})
-	require.NoError(t, err)
+	pub, ctx := peerPublisher(t, p, scenario.AckAuto)
 	for i := 0; i < 3; i++ {
 		require.NoError(t, pub.Publish(ctx, driver.Message{Body: []byte("m" + strconv.Itoa(i)), Sel: -1}))
 	}
@@ -483,11 +489,7 @@ func TestQoS2PublisherRecordsSessionPresent(t *testing.T) {
 			resent(c)
 			c.next()
 		})
-	d := peerDriver(t, p)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	pub, err := d.Publisher(ctx, driver.PubSpec{Case: peerCase(scenario.Persistent, scenario.AckExactlyOnce, scenario.NonDurable), Window: 10})
-	require.NoError(t, err)
+	pub, ctx := peerPublisher(t, p, scenario.AckExactlyOnce)
 	for i := range 2 {
 		require.NoError(t, pub.Publish(ctx, driver.Message{Body: []byte("m" + strconv.Itoa(i)), Sel: -1}))
 		require.NoError(t, pub.Flush(ctx), "PUBCOMP on the next connection")
