@@ -82,7 +82,8 @@ func (c *rawMQTT) drop() {
 // persistent session receives n messages, acknowledges the first acked of
 // them, and its connection is reset; on the resumed session it counts what
 // comes again and how much of it is flagged DUP. The counts are asserted
-// as Artemis 2.44.0 gives them (see docs/mqtt.md).
+// as Artemis 2.44.0 gives them: every unacknowledged delivery again, none
+// flagged DUP (docs/mqtt.md).
 func TestMQTTQoS1RedeliveryToAResumedSessionAndItsDUPFlag(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -171,5 +172,11 @@ func TestMQTTQoS1RedeliveryToAResumedSessionAndItsDUPFlag(t *testing.T) {
 	assert.Equal(t, n-acked, unackedAgain, "every unacknowledged delivery comes again (MQTT 4.4)")
 	assert.Zero(t, ackedAgain, "no acknowledged one comes again")
 	assert.Equal(t, n-acked, dup+plain)
-	_ = dup
+	// Artemis 2.44.0 sends them again without DUP (measured: 15 of 15,
+	// in every run), though MQTT 3.1.1 asks for DUP 1 on a re-delivery
+	// (3.3.1.1, 4.4): a subscriber cannot tell them from new messages,
+	// and pslab counts such copies as duplicates not flagged redelivered.
+	// Should this fail, Artemis flags them now: docs/mqtt.md says
+	// otherwise.
+	assert.Zero(t, dup, "Artemis 2.44.0 flags no re-delivery to a resumed session DUP")
 }
