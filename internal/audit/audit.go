@@ -121,9 +121,13 @@ func Evaluate(f scenario.Factors, res *record.Result) []Check {
 		v := Holds
 		if c.Duplicated > 0 {
 			v = Fails
+			dups += sessionNote(res.Faults)
 		}
 		add(basis+"no duplicates", dups, v)
 	case p != nil && p.NoDuplicates:
+		if c.Duplicated > 0 {
+			dups += sessionNote(res.Faults)
+		}
 		add(basis+"no duplicates while the broker's state lives; across its restart nothing is promised"+why, dups, Observed)
 	case f.Ack == scenario.AckAuto:
 		// JMS lets AUTO redeliver after a failure (the message then carries
@@ -156,11 +160,39 @@ func Evaluate(f scenario.Factors, res *record.Result) []Check {
 				v = Fails
 			}
 			obs := fmt.Sprintf("%d reconnected (longest %.2f s), %d did not; backlog %d delivered, caught up %.2f s after the fault", fr.Reconnected, fr.ReconnectS, fr.NotReconnected, fr.Backlog, fr.CatchupS)
+			if fr.Sessions != nil {
+				obs += "; " + fr.Sessions.String()
+			}
 			if fr.Error != "" {
 				obs += "; " + fr.Error
 			}
 			add(fmt.Sprintf("clients come back after %s", fr.Fault), obs, v)
 		}
+	}
+	return out
+}
+
+// sessionNote says, for duplicates where nothing may come twice, what the
+// broker answered about the clients' sessions when they reconnected after
+// each fault (MQTT's CONNACK session present; "" where no fault recorded
+// it). A broker that kept no session had lost the state that tells a
+// PUBLISH sent again (DUP) from a new one: the duplicate is the broker's
+// persistence. One that said it kept every session kept the session but
+// not that state. It attributes; the verdict stays.
+func sessionNote(fs []record.FaultResult) string {
+	var out string
+	for _, f := range fs {
+		s := f.Sessions
+		if s == nil {
+			continue
+		}
+		pubs, subs := s.Publishers.Resumed+s.Publishers.Gone, s.Subscribers.Resumed+s.Subscribers.Gone
+		if s.Gone() > 0 {
+			out += fmt.Sprintf("; after %s the broker kept no session (CONNACK session present 0) for %d of %d publisher and %d of %d subscriber reconnections: its state of what it had received was gone, so a PUBLISH sent again was a new message to it",
+				f.Fault, s.Publishers.Gone, pubs, s.Subscribers.Gone, subs)
+			continue
+		}
+		out += fmt.Sprintf("; after %s the broker said it kept every session (CONNACK session present 1 for %d publisher and %d subscriber reconnections)", f.Fault, pubs, subs)
 	}
 	return out
 }

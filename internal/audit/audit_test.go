@@ -134,3 +134,37 @@ func TestMQTTQoS0(t *testing.T) {
 	assert.Equal(t, Observed, cs[0].Verdict)
 	assert.Contains(t, cs[0].Promise, "nothing promised for messages published while its subscriber is away")
 }
+
+// TestQoS2DuplicateNamesTheBrokersSessionAnswer: a QoS 2 duplicate after
+// a broker restart still fails "no duplicates"; the finding names what
+// the broker answered on the reconnections (CONNACK session present): a
+// session gone, or every session resumed. Without the answers recorded
+// (older records, other protocols) it says nothing of them.
+func TestQoS2DuplicateNamesTheBrokersSessionAnswer(t *testing.T) {
+	f := factors(scenario.Durable, scenario.Persistent, scenario.AckExactlyOnce)
+	restart := load.FaultResult{Fault: scenario.Fault{Kind: scenario.BrokerRestart}, Reconnected: 3}
+	res := &load.Result{DrainComplete: true, Faults: []load.FaultResult{restart}, Promises: mqttPromises(2, true),
+		Counts: load.Counts{Sent: 100, Expected: 200, Received: 200, Duplicated: 2, Resent: 1}}
+	cs := Evaluate(f, res)
+	require.Len(t, cs, 4)
+	assert.Equal(t, Fails, cs[1].Verdict)
+	assert.NotContains(t, cs[1].Observed, "session")
+	assert.NotContains(t, cs[3].Observed, "session")
+
+	res.Faults[0].Sessions = &record.FaultSessions{Publishers: record.SessionCounts{Gone: 1}, Subscribers: record.SessionCounts{Resumed: 2}}
+	cs = Evaluate(f, res)
+	assert.Equal(t, []Verdict{Holds, Fails, Holds, Holds}, verdicts(cs), "the attribution weakens nothing")
+	assert.Contains(t, cs[1].Observed, "2 duplicated")
+	assert.Contains(t, cs[1].Observed, "broker kept no session (CONNACK session present 0) for 1 of 1 publisher and 0 of 2 subscriber reconnections")
+	assert.Contains(t, cs[3].Observed, "sessions resumed/gone: publishers 0/1, subscribers 2/0")
+
+	res.Faults[0].Sessions = &record.FaultSessions{Publishers: record.SessionCounts{Resumed: 1}, Subscribers: record.SessionCounts{Resumed: 2}}
+	cs = Evaluate(f, res)
+	assert.Equal(t, Fails, cs[1].Verdict)
+	assert.Contains(t, cs[1].Observed, "the broker said it kept every session (CONNACK session present 1 for 1 publisher and 2 subscriber reconnections)")
+
+	res.Counts.Duplicated = 0
+	cs = Evaluate(f, res)
+	assert.Equal(t, Holds, cs[1].Verdict)
+	assert.NotContains(t, cs[1].Observed, "CONNACK", "no duplicate to attribute")
+}

@@ -262,10 +262,15 @@ func ResetOnClose(c net.Conn) {
 // noticed to when the client was usable again (publisher: connected; subscriber:
 // connected and subscribed again). Restored is zero if it never came back.
 // Cause is the client's reason for the loss, as it reported it (empty when
-// it gave none).
+// it gave none). Session is the broker's answer, on the connection that
+// ended the outage, whether it had kept the client's session (MQTT's
+// CONNACK session present): nil where the protocol gives no such answer
+// (NATS, STOMP) or the client asked to keep no session (an MQTT clean
+// session, always answered 0).
 type Outage struct {
 	Lost, Restored time.Time
 	Cause          string
+	Session        *bool
 }
 
 // ConnStats is what one client connection went through.
@@ -279,6 +284,34 @@ type ConnStats struct {
 	// Resent counts messages the client sent again after reconnecting (if the driver
 	// or client library replays), so the audit can explain duplicates.
 	Resent int64
+	// FirstSession is the broker's answer on the client's first
+	// connection whether it had kept the client's session, as
+	// Outage.Session (a subscriber that comes back after a
+	// subscriber-disconnect is a new client: its first connection
+	// resumes the session).
+	FirstSession *bool
+}
+
+// SessionAnswerer is implemented by connections whose broker says, on
+// connecting, whether it kept the client's session (MQTT: CONNACK session
+// present). asked is false when the client asked to keep none (its answer
+// says nothing); Link records resumed in the client's ConnTracker.
+type SessionAnswerer interface {
+	SessionResumed() (resumed, asked bool)
+}
+
+// SessionAnswer is c's answer about its session for a ConnTracker: nil
+// unless c is a SessionAnswerer that asked to keep its session.
+func SessionAnswer(c any) *bool {
+	sa, ok := c.(SessionAnswerer)
+	if !ok {
+		return nil
+	}
+	resumed, asked := sa.SessionResumed()
+	if !asked {
+		return nil
+	}
+	return &resumed
 }
 
 // ConnReporter is implemented by publishers and subscribers that reconnect by

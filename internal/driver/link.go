@@ -55,6 +55,7 @@ func NewLink[C LinkConn](ctx context.Context, dial func(context.Context) (C, err
 	if err != nil {
 		return nil, err
 	}
+	l.Log.Connected(SessionAnswer(c))
 	l.cur = c
 	close(l.up)
 	go l.watch(c)
@@ -106,7 +107,7 @@ func (l *Link[C]) watch(c C) {
 			// The connection is up (its reader may already have delivered
 			// on it), so the outage ends here even if the link is being
 			// stopped at the same moment.
-			l.Log.Restored(time.Now())
+			l.Log.RestoredSession(time.Now(), SessionAnswer(nc))
 			select {
 			case <-l.stop:
 				l.mu.Unlock()

@@ -35,6 +35,7 @@ type ConnTracker struct {
 	open    bool // the last outage has not been restored yet
 	inDoubt int64
 	resent  int64
+	first   *bool // the broker's answer about the session on the first connection
 }
 
 // Lost opens an outage at t, for cause, unless one is open.
@@ -49,12 +50,28 @@ func (l *ConnTracker) Lost(t time.Time, cause error) {
 
 // Restored closes the open outage at t, if any.
 func (l *ConnTracker) Restored(t time.Time) {
+	l.RestoredSession(t, nil)
+}
+
+// RestoredSession closes the open outage at t, if any, with the broker's
+// answer about the client's session on the new connection (Outage.Session;
+// nil: the protocol gives none, or the client asked to keep none).
+func (l *ConnTracker) RestoredSession(t time.Time, session *bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open {
-		l.outages[len(l.outages)-1].Restored = t
+		o := &l.outages[len(l.outages)-1]
+		o.Restored, o.Session = t, session
 		l.open = false
 	}
+}
+
+// Connected records the broker's answer about the client's session on
+// its first connection (ConnStats.FirstSession; nil: none).
+func (l *ConnTracker) Connected(session *bool) {
+	l.mu.Lock()
+	l.first = session
+	l.mu.Unlock()
 }
 
 // Down tells whether an outage is open.
@@ -114,7 +131,7 @@ func (l *ConnTracker) AddResent(n int64) {
 func (l *ConnTracker) Stats() ConnStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return ConnStats{Outages: append([]Outage(nil), l.outages...), InDoubt: l.inDoubt, Resent: l.resent}
+	return ConnStats{Outages: append([]Outage(nil), l.outages...), InDoubt: l.inDoubt, Resent: l.resent, FirstSession: l.first}
 }
 
 // Backoff sleeps before reconnect attempt n (0-based): ReconnectMin

@@ -220,7 +220,8 @@ func (r *run) result(start time.Time, complete bool) *Result {
 		s.mu.Unlock()
 	}
 	r.account(res)
-	stats := r.connStats()
+	pubStats, subStats := r.pubConnStats(), r.subConnStats()
+	stats := append(pubStats[:len(pubStats):len(pubStats)], subStats...)
 	for _, st := range stats {
 		cnt.InDoubt += st.InDoubt
 		cnt.Resent += st.Resent
@@ -232,7 +233,7 @@ func (r *run) result(start time.Time, complete bool) *Result {
 			res.OutageCauses[cmp.Or(o.Cause, "unknown")]++
 		}
 	}
-	r.faultResults(res, stats)
+	r.faultResults(res, pubStats, subStats)
 	res.TLS = r.tlsResult(stats)
 	res.Latency = res.Histogram.Summary()
 	res.PubSeries = r.pubSeries.Values()

@@ -238,6 +238,13 @@ func (r *run) resubscribe(ctx context.Context, i int, subs []*subState) (n int, 
 			}
 			n++
 			longest = max(longest, took)
+			// A subscriber that comes back is a new client: its first
+			// connection resumes the session, or finds it gone.
+			if cr, ok := s.current().(driver.ConnReporter); ok {
+				if fs := cr.ConnStats().FirstSession; fs != nil {
+					sessionCounts(&r.faults[i], true).Add(*fs)
+				}
+			}
 			return nil
 		})
 	}
@@ -260,10 +267,23 @@ func (s *subState) noteBacklog(sent, t int64) {
 	}
 }
 
+// sessionCounts is fr's count of session answers of one role.
+func sessionCounts(fr *FaultResult, subscriber bool) *record.SessionCounts {
+	if fr.Sessions == nil {
+		fr.Sessions = &record.FaultSessions{}
+	}
+	if subscriber {
+		return &fr.Sessions.Subscribers
+	}
+	return &fr.Sessions.Publishers
+}
+
 // faultResults completes the fault results at the end of a case: backlog
-// and catch-up from the subscribers, reconnections from the clients' own
-// connection statistics (drivers that reconnect by themselves).
-func (r *run) faultResults(res *Result, stats []driver.ConnStats) {
+// and catch-up from the subscribers, reconnections (and what the broker
+// said of each client's session) from the clients' own connection
+// statistics (drivers that reconnect by themselves), publishers' and
+// subscribers' apart.
+func (r *run) faultResults(res *Result, pubs, subs []driver.ConnStats) {
 	if len(r.faults) == 0 {
 		res.UnexplainedOutages = res.ClientOutages // no fault explains any
 		return
@@ -283,41 +303,51 @@ func (r *run) faultResults(res *Result, stats []driver.ConnStats) {
 	}
 	// Client outages belong to the latest link or broker fault that had
 	// started when the outage was noticed.
-	for _, st := range stats {
-		for _, o := range st.Outages {
-			lost := o.Lost.Sub(res.Start).Seconds()
-			k := -1
-			for i, fr := range r.faults {
-				if fr.Kind != scenario.SubscriberDisconnect && fr.StartS > 0 && fr.StartS <= lost+0.001 && (k < 0 || fr.StartS > r.faults[k].StartS) {
-					k = i
-				}
-			}
-			if k < 0 {
-				res.UnexplainedOutages++
-				continue
-			}
-			fr := &r.faults[k]
-			if o.Restored.IsZero() {
-				fr.NotReconnected++
-				continue
-			}
-			fr.Reconnected++
-			fr.ReconnectS = max(fr.ReconnectS, o.Restored.Sub(res.Start).Seconds()-fr.EndS)
+	for role, stats := range [][]driver.ConnStats{pubs, subs} {
+		for _, st := range stats {
+			r.assignOutages(res, st.Outages, role == 1)
 		}
 	}
 	res.Faults = r.faults
 }
 
-// connStats gathers the connection statistics of every client whose driver
-// reports them.
-func (r *run) connStats() []driver.ConnStats {
+// assignOutages gives each of one client's outages to its fault.
+func (r *run) assignOutages(res *Result, outages []driver.Outage, subscriber bool) {
+	for _, o := range outages {
+		lost := o.Lost.Sub(res.Start).Seconds()
+		k := -1
+		for i, fr := range r.faults {
+			if fr.Kind != scenario.SubscriberDisconnect && fr.StartS > 0 && fr.StartS <= lost+0.001 && (k < 0 || fr.StartS > r.faults[k].StartS) {
+				k = i
+			}
+		}
+		if k < 0 {
+			res.UnexplainedOutages++
+			continue
+		}
+		fr := &r.faults[k]
+		if o.Restored.IsZero() {
+			fr.NotReconnected++
+			continue
+		}
+		fr.Reconnected++
+		fr.ReconnectS = max(fr.ReconnectS, o.Restored.Sub(res.Start).Seconds()-fr.EndS)
+		if o.Session != nil {
+			sessionCounts(fr, subscriber).Add(*o.Session)
+		}
+	}
+}
+
+// pubConnStats gathers the connection statistics of every publisher whose
+// driver reports them.
+func (r *run) pubConnStats() []driver.ConnStats {
 	var out []driver.ConnStats
 	for _, p := range r.pubs {
 		if cr, ok := p.conn.(driver.ConnReporter); ok {
 			out = append(out, cr.ConnStats())
 		}
 	}
-	return append(out, r.subConnStats()...)
+	return out
 }
 
 // subConnStats is connStats of the subscribers alone.

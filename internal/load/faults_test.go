@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"pslab/internal/driver"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -167,4 +169,38 @@ func TestLinkStepAfterALateUndoLastsItsDuration(t *testing.T) {
 	assert.GreaterOrEqual(t, second.StartS, first.EndS, "applied after the step before it was undone")
 	assert.Greater(t, second.StartS, scheduled, "applied late")
 	assert.GreaterOrEqual(t, second.EndS-second.StartS, step.Seconds(), "lasts its duration from its application")
+}
+
+// TestFaultResultsCountSessionAnswersPerRole: each reconnection a fault
+// explains adds the broker's answer about the session to the fault's
+// counts of its client's role; reconnections without an answer (NATS,
+// STOMP, clean sessions) add none, and a fault none of whose clients
+// answered has no sessions block (absent, not zero).
+func TestFaultResultsCountSessionAnswersPerRole(t *testing.T) {
+	t0 := time.Now()
+	yes, no := true, false
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	out := func(lost float64, session *bool) driver.Outage {
+		return driver.Outage{Lost: at(lost), Restored: at(lost + 5), Session: session}
+	}
+	r := &run{faults: []FaultResult{
+		{Fault: scenario.Fault{Kind: scenario.LinkOutage}, StartS: 1, EndS: 3},
+		{Fault: scenario.Fault{Kind: scenario.BrokerRestart}, StartS: 10, EndS: 14},
+	}}
+	res := &Result{Start: t0}
+	pubs := []driver.ConnStats{{Outages: []driver.Outage{out(1.5, nil), out(10.2, &no)}}}
+	subs := []driver.ConnStats{
+		{Outages: []driver.Outage{out(1.2, nil), out(10.1, &yes)}},
+		{Outages: []driver.Outage{out(10.3, &yes), {Lost: at(11)}}},
+		{Outages: []driver.Outage{out(10.4, &no)}},
+	}
+	r.faultResults(res, pubs, subs)
+	require.Len(t, res.Faults, 2)
+	assert.Equal(t, 2, res.Faults[0].Reconnected)
+	assert.Nil(t, res.Faults[0].Sessions, "no answer recorded: absent")
+	f := res.Faults[1]
+	assert.Equal(t, 4, f.Reconnected)
+	assert.Equal(t, 1, f.NotReconnected)
+	require.NotNil(t, f.Sessions)
+	assert.Equal(t, record.FaultSessions{Publishers: record.SessionCounts{Gone: 1}, Subscribers: record.SessionCounts{Resumed: 2, Gone: 1}}, *f.Sessions)
 }

@@ -28,6 +28,7 @@ type conn struct {
 	nc             net.Conn
 	addr           string
 	sessionPresent bool   // CONNACK: the broker resumed the client's session
+	keepSession    bool   // CONNECT asked the broker to keep the session (clean session/start off)
 	serverRecvMax  uint16 // MQTT 5 CONNACK Receive Maximum; 0: not given
 
 	wmu       sync.Mutex
@@ -92,7 +93,7 @@ func dial(ctx context.Context, ep driver.Endpoint, addr string, o connectOpts,
 	}
 	c := &conn{v: o.v, nc: nc, addr: addr, done: make(chan struct{}), readDone: make(chan struct{}),
 		writeDone: make(chan struct{}), waiters: map[uint16]chan []byte{},
-		onPacket: onPacket, onPingresp: onPingresp, stall: o.stall}
+		onPacket: onPacket, onPingresp: onPingresp, stall: o.stall, keepSession: !o.clean}
 	c.dataReady, c.room = sync.NewCond(&c.wmu), sync.NewCond(&c.wmu)
 	pr := &packetReader{br: bufio.NewReaderSize(nc, 64<<10)}
 	if err := c.login(ctx, pr, ep, o); err != nil {
@@ -377,6 +378,13 @@ func (c *conn) disconnected() bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.bye
+}
+
+// SessionResumed implements driver.SessionAnswerer: the CONNACK's session
+// present flag, and whether CONNECT asked to keep the session (a clean
+// session is always answered 0).
+func (c *conn) SessionResumed() (resumed, asked bool) {
+	return c.sessionPresent, c.keepSession
 }
 
 // failure is the connection's error; nil while it is healthy.

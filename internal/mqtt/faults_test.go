@@ -12,6 +12,7 @@ import (
 
 	"pslab/internal/audit"
 	"pslab/internal/load"
+	"pslab/internal/record"
 	"pslab/internal/scenario"
 )
 
@@ -76,6 +77,10 @@ func TestAwayDurableQoS1LosesNothing(t *testing.T) {
 	res, cs := runFault(t, b, d, faultCase(scenario.Durable, scenario.Persistent, scenario.AckAuto, scenario.SubscriberDisconnect), "pslab-fa1")
 	f := res.Faults[0]
 	assert.Equal(t, 1, f.Reconnected)
+	if assert.NotNil(t, f.Sessions, "a persistent session's CONNACK answer is recorded") {
+		assert.Equal(t, record.FaultSessions{Subscribers: record.SessionCounts{Resumed: 1}}, *f.Sessions,
+			"the subscriber that came back found its session")
+	}
 	assert.Positive(t, f.DueWhile)
 	assert.Zero(t, res.Counts.Lost)
 	assert.Zero(t, audit.Failed(cs))
@@ -113,6 +118,13 @@ func TestBrokerRestartQoS1AndQoS2(t *testing.T) {
 			f := res.Faults[0]
 			assert.Empty(t, f.Error)
 			assert.Positive(t, res.ClientOutages, "clients noticed the restart")
+			// Every client keeps a persistent session (QoS 1/2): each
+			// reconnection has the broker's answer about it.
+			if assert.NotNil(t, f.Sessions) {
+				s := f.Sessions
+				assert.Equal(t, f.Reconnected, s.Publishers.Resumed+s.Publishers.Gone+s.Subscribers.Resumed+s.Subscribers.Gone)
+				t.Logf("reconnected %d: %s", f.Reconnected, s)
+			}
 			// nats-server's MQTT does not always keep QoS 2's exactly-once
 			// across its restart: a CI run saw 2 of 1,620 deliveries twice,
 			// without the DUP flag (docs/mqtt.md). The audit must say so

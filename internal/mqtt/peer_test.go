@@ -133,6 +133,16 @@ func peerDriver(t *testing.T, p *peer) *Driver {
 	return d
 }
 
+// peerPublisher opens a publisher of a persistent, non-durable case with
+// ack on p (window 10); ctx bounds the test.
+func peerPublisher(t *testing.T, p *peer, ack scenario.AckMode) (driver.Publisher, context.Context) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	t.Cleanup(cancel)
+	pub, err := peerDriver(t, p).Publisher(ctx, driver.PubSpec{Case: peerCase(scenario.Persistent, ack, scenario.NonDurable), Window: 10})
+	require.NoError(t, err)
+	return pub, ctx
+}
+
 func peerCase(del scenario.Delivery, ack scenario.AckMode, sub scenario.Subscription) driver.CaseSpec {
 	f := baseFactors()
 	f.Delivery, f.Ack, f.Subscription = del, ack, sub
@@ -221,11 +231,7 @@ func TestQoS1PublisherResendsWhatWasNotAcknowledged(t *testing.T) {
 			}
 			c.next()
 		})
-	d := peerDriver(t, p)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	pub, err := d.Publisher(ctx, driver.PubSpec{Case: peerCase(scenario.Persistent, scenario.AckAuto, scenario.NonDurable), Window: 10})
-	require.NoError(t, err)
+	pub, ctx := peerPublisher(t, p, scenario.AckAuto)
 	for i := 0; i < 3; i++ {
 		require.NoError(t, pub.Publish(ctx, driver.Message{Body: []byte("m" + strconv.Itoa(i)), Sel: -1}))
 	}
@@ -429,4 +435,129 @@ func TestQoS0ConfirmsByBarrierWherePingOvertakes(t *testing.T) {
 	assert.EqualValues(t, 9, qos0.Load())
 	assert.Len(t, ids, 5)
 	require.NoError(t, pub.Close())
+}
+
+// sessions lists the broker's answers about the session on each
+// reconnection of st ("nil" where none was recorded).
+func sessions(st driver.ConnStats) []string {
+	var out []string
+	for _, o := range st.Outages {
+		switch {
+		case o.Restored.IsZero():
+			out = append(out, "not restored")
+		case o.Session == nil:
+			out = append(out, "nil")
+		default:
+			out = append(out, strconv.FormatBool(*o.Session))
+		}
+	}
+	return out
+}
+
+// TestQoS2PublisherRecordsSessionPresent: a QoS 2 publisher's
+// reconnections record the broker's CONNACK session present, each on its
+// outage: a broker that answers 0 after a drop kept no session, and the
+// PUBLISH whose PUBREC the drop cut off goes again (DUP) as a new
+// message to it; one that answers 1 resumed the session.
+func TestQoS2PublisherRecordsSessionPresent(t *testing.T) {
+	// completes the QoS 2 exchange of the PUBLISH read next, which must be
+	// a DUP resend.
+	resent := func(c *peerConn) {
+		pk := c.next()
+		require.EqualValues(t, pktPublish, pk.typ)
+		m, err := decodePublish(V311, pk.flags, pk.body)
+		require.NoError(t, err)
+		assert.True(t, m.dup, "the PUBLISH the drop left unanswered goes again, DUP")
+		c.send(appendAck(nil, pktPubrec, m.id))
+		pk = c.next()
+		require.EqualValues(t, pktPubrel, pk.typ)
+		c.send(appendAck(nil, pktPubcomp, m.id))
+	}
+	p := newPeer(t,
+		func(c *peerConn) {
+			c.accept(false)
+			assert.False(t, c.clean, "a QoS 2 publisher keeps a session")
+			c.next() // the first PUBLISH; dropped before PUBREC
+		},
+		func(c *peerConn) {
+			c.accept(false) // the broker kept no session
+			resent(c)
+			c.next() // the second PUBLISH; dropped before PUBREC
+		},
+		func(c *peerConn) {
+			c.accept(true) // the broker kept the session
+			resent(c)
+			c.next()
+		})
+	pub, ctx := peerPublisher(t, p, scenario.AckExactlyOnce)
+	for i := range 2 {
+		require.NoError(t, pub.Publish(ctx, driver.Message{Body: []byte("m" + strconv.Itoa(i)), Sel: -1}))
+		require.NoError(t, pub.Flush(ctx), "PUBCOMP on the next connection")
+	}
+	require.NoError(t, pub.Close())
+	st := pub.(driver.ConnReporter).ConnStats()
+	assert.Equal(t, []string{"false", "true"}, sessions(st), "session present 0, then 1")
+	require.NotNil(t, st.FirstSession)
+	assert.False(t, *st.FirstSession, "the first connection found no session")
+	assert.EqualValues(t, 2, st.Resent)
+}
+
+// TestSubscriberRecordsSessionPresent: a durable subscriber's
+// reconnections record the broker's CONNACK session present (1: resumed,
+// nothing subscribed again; 0: gone, subscribed anew); a clean session's
+// answer says nothing and is not recorded (nil, as for protocols without
+// one).
+func TestSubscriberRecordsSessionPresent(t *testing.T) {
+	done := make(chan struct{})
+	p := newPeer(t,
+		func(c *peerConn) { c.accept(false); c.suback(2) }, // then dropped
+		func(c *peerConn) { c.accept(true) },               // resumed, then dropped
+		func(c *peerConn) {
+			c.accept(false) // gone: the subscriber subscribes again
+			c.suback(2)
+			close(done)
+			c.next()
+		})
+	d := peerDriver(t, p)
+	s, err := d.Subscriber(context.Background(), driver.SubSpec{Case: peerCase(scenario.Persistent, scenario.AckExactlyOnce, scenario.Durable), ClientID: "pslab-peer-c0"},
+		func(driver.Delivery) {})
+	require.NoError(t, err)
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the script did not finish")
+	}
+	require.Eventually(t, func() bool {
+		st := s.(driver.ConnReporter).ConnStats()
+		return len(st.Outages) == 2 && !st.Outages[1].Restored.IsZero()
+	}, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, s.Close())
+	st := s.(driver.ConnReporter).ConnStats()
+	assert.Equal(t, []string{"true", "false"}, sessions(st))
+	require.NotNil(t, st.FirstSession)
+	assert.False(t, *st.FirstSession)
+
+	clean := make(chan struct{})
+	p = newPeer(t,
+		func(c *peerConn) { c.accept(false); c.suback(0) },
+		func(c *peerConn) {
+			c.accept(false)
+			assert.True(t, c.clean)
+			c.suback(0)
+			close(clean)
+			c.next()
+		})
+	d = peerDriver(t, p)
+	s, err = d.Subscriber(context.Background(), driver.SubSpec{Case: peerCase(scenario.NonPersistent, scenario.AckAuto, scenario.NonDurable)},
+		func(driver.Delivery) {})
+	require.NoError(t, err)
+	<-clean
+	require.Eventually(t, func() bool {
+		st := s.(driver.ConnReporter).ConnStats()
+		return len(st.Outages) == 1 && !st.Outages[0].Restored.IsZero()
+	}, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, s.Close())
+	st = s.(driver.ConnReporter).ConnStats()
+	assert.Equal(t, []string{"nil"}, sessions(st), "a clean session asked for none")
+	assert.Nil(t, st.FirstSession)
 }

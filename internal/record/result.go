@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"time"
 
 	"pslab/internal/metrics"
@@ -176,6 +177,57 @@ type FaultResult struct {
 	// no backlog).
 	Backlog  int64   `json:"backlog"`
 	CatchupS float64 `json:"catchup_s"`
+	// Sessions counts, per role, the reconnections of this fault (for
+	// subscriber-disconnect: the subscribers connecting again) after
+	// which the broker said whether it had kept the client's session
+	// (MQTT's CONNACK session present, for a client that asked to keep
+	// it); nil where no client's protocol gives that answer (NATS, STOMP)
+	// or none asked.
+	Sessions *FaultSessions `json:"sessions,omitempty"`
+}
+
+// FaultSessions is what the broker answered about the clients' sessions
+// on reconnecting after a fault, per role.
+type FaultSessions struct {
+	Publishers  SessionCounts `json:"publishers"`
+	Subscribers SessionCounts `json:"subscribers"`
+}
+
+// SessionCounts counts reconnections whose broker said it had kept the
+// client's session (Resumed: MQTT session present 1) or had not (Gone:
+// session present 0; the session's state, its QoS 1/2 packet
+// identifiers included, was lost and a new one begun).
+type SessionCounts struct {
+	Resumed int `json:"resumed"`
+	Gone    int `json:"gone"`
+}
+
+// Add counts one answer.
+func (c *SessionCounts) Add(resumed bool) {
+	if resumed {
+		c.Resumed++
+	} else {
+		c.Gone++
+	}
+}
+
+// Gone sums the reconnections, in both roles, whose broker kept no
+// session.
+func (s *FaultSessions) Gone() int {
+	if s == nil {
+		return 0
+	}
+	return s.Publishers.Gone + s.Subscribers.Gone
+}
+
+// String says the counts in words: "sessions resumed/gone: publishers
+// 0/1, subscribers 2/0".
+func (s *FaultSessions) String() string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("sessions resumed/gone: publishers %d/%d, subscribers %d/%d",
+		s.Publishers.Resumed, s.Publishers.Gone, s.Subscribers.Resumed, s.Subscribers.Gone)
 }
 
 // PacerStats is what an open-loop case's pacers did (Result.Pacer; internal/load, pacer.go).

@@ -50,6 +50,9 @@ func reconnectCell(r *results.Record) (reconnect, backlog string) {
 			if f.NotReconnected > 0 {
 				x += fmt.Sprintf(", %d never", f.NotReconnected)
 			}
+			if f.Sessions != nil {
+				x += " (" + f.Sessions.String() + ")"
+			}
 			rc = append(rc, x)
 		}
 		bl = append(bl, fmt.Sprintf("%d in %.2f s", f.Backlog, f.CatchupS))
@@ -88,7 +91,7 @@ func (m *mdWriter) audit(d *Dataset, suite string) {
 	}
 	m.p("### Delivery audit")
 	m.p("")
-	m.p("Per repetition, from the per-publisher sequence numbers; the verdicts are evaluated from the recorded counts by this pslab (docs/faults.md), so they follow its rules even for records made earlier. Faults are given as applied and undone, in seconds from the start of the warm-up (the x axis of the per-second plots). Reconnect: clients that came back and the longest time from the fault's end until one was usable again. Backlog: deliveries after the fault ended of messages published before its end, and the time until the last of them.")
+	m.p("Per repetition, from the per-publisher sequence numbers; the verdicts are evaluated from the recorded counts by this pslab (docs/faults.md), so they follow its rules even for records made earlier. Faults are given as applied and undone, in seconds from the start of the warm-up (the x axis of the per-second plots). Reconnect: clients that came back and the longest time from the fault's end until one was usable again; where the broker said whether it had kept a client's session (MQTT's CONNACK session present), how many sessions it resumed and how many were gone, per role. Backlog: deliveries after the fault ended of messages published before its end, and the time until the last of them.")
 	m.p("")
 	m.head("case", "broker", "network", "rep", "subscription/delivery/ack", "faults", "due", "delivered", "lost", "dup", "redelivered", "reordered", "late", "in doubt", "reconnect", "backlog", "verdicts")
 	for _, g := range d.Groups {

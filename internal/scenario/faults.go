@@ -56,7 +56,11 @@ type Fault struct {
 func (f Fault) End() time.Duration { return f.At + f.For }
 
 func (f Fault) String() string {
-	s := fmt.Sprintf("%s at %s for %s", f.Kind, f.At, f.For)
+	at, dur := f.At, f.For
+	if at == 0 && dur == 0 { // read from a record: only the seconds were kept
+		at, dur = time.Duration(f.AtS*float64(time.Second)), time.Duration(f.ForS*float64(time.Second))
+	}
+	s := fmt.Sprintf("%s at %s for %s", f.Kind, at, dur)
 	switch {
 	case f.Kind == LinkLoss:
 		s += fmt.Sprintf(" (%g %% loss)", f.LossPct)

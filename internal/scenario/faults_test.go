@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -53,4 +54,12 @@ func TestFaultScheduleErrorsHaveTheEntryLine(t *testing.T) {
 		lines := errorLines(t, "suite: b\ncases:\n"+c.src)
 		assert.Contains(t, strings.Join(lines, "\n"), c.want, c.src)
 	}
+}
+
+// TestFaultStringFromARecord: a fault read back from a record keeps its
+// schedule in at_s/for_s only; its text says that schedule, not 0s.
+func TestFaultStringFromARecord(t *testing.T) {
+	var f Fault
+	require.NoError(t, json.Unmarshal([]byte(`{"kind":"broker-restart","at_s":3,"for_s":4.5}`), &f))
+	assert.Equal(t, "broker-restart at 3s for 4.5s", f.String())
 }
