@@ -129,7 +129,7 @@ func TestRunDirectoryAsInput(t *testing.T) {
 // and sweep commands (cobra keeps flag values between calls in one
 // process, and slice flags append).
 func executeFresh(args ...string) int {
-	for _, mk := range []func() *cobra.Command{newReportCmd, newCompareCmd, newPlotCmd, newRunCmd, newSweepCmd} {
+	for _, mk := range []func() *cobra.Command{newReportCmd, newCompareCmd, newPlotCmd, newRunCmd, newSweepCmd, newCapacityCmd} {
 		fresh := mk()
 		for _, c := range rootCmd.Commands() {
 			if c.Name() == fresh.Name() {

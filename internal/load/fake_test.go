@@ -98,7 +98,12 @@ func TestFakeKnobsAreAccountedExactly(t *testing.T) {
 // per publisher (a publisher stops at its first error, then flushes what
 // it sent) and reported.
 func TestFakePublishErrorsStopThePublisher(t *testing.T) {
-	res, st := runFake(t, fakeCase(scenario.NonDurable, 2, 1, 500), fake.Knobs{FailPublishAfter: 40})
+	// Each publisher reaches its 41st send (the refused one) 82 ms into
+	// the case at 500/s; a window of 3 s leaves that room on a loaded
+	// machine (it failed once under -race on a busy one with 0.8 s).
+	c := fakeCase(scenario.NonDurable, 2, 1, 500)
+	c.Window = 3 * time.Second
+	res, st := runFake(t, c, fake.Knobs{FailPublishAfter: 40})
 	assert.Equal(t, int64(2), res.Counts.PublishErrors)
 	assert.Equal(t, int64(2), st.Refused)
 	assert.Equal(t, int64(80), res.Counts.Sent)
@@ -109,7 +114,7 @@ func TestFakePublishErrorsStopThePublisher(t *testing.T) {
 	// subscribers: it flushes like the others. The fake holds every 20th
 	// message back until the next message or a Flush; the 80th has no
 	// next message, so only a flush delivers it.
-	res, st = runFake(t, fakeCase(scenario.NonDurable, 2, 1, 500), fake.Knobs{FailPublishAfter: 40, ReorderEvery: 20})
+	res, st = runFake(t, c, fake.Knobs{FailPublishAfter: 40, ReorderEvery: 20})
 	assert.Equal(t, int64(80), res.Counts.Sent)
 	assert.Equal(t, int64(4), st.Reordered+1, "held at 20, 40 and 60 and let go by the next message; the 80th by a flush")
 	assert.Equal(t, res.Counts.Expected, res.Counts.Received, "the message held at the end arrived: the publishers flushed after their error")
