@@ -25,6 +25,7 @@ import (
 type capacityFlags struct {
 	resolution, target, tolerance string
 	latencyBounds, phases         []string
+	confirm                       []string
 	loads, latencyTarget          string
 	latencyReps, latencyMaxReps   int
 	priors                        []string
@@ -102,6 +103,7 @@ func addCapacityFlags(cmd *cobra.Command, cf *capacityFlags) {
 	fl.StringVar(&cf.tolerance, "tolerance", "1%", "share of the due deliveries that may be missing, or add to the backlog, in a sustained probe")
 	fl.StringSliceVar(&cf.latencyBounds, "latency-bound", nil, "p99 latency bound of a sustained probe per network profile, e.g. wireline=250ms,wifi-paper=5s (default 250ms unshaped, 5s shaped)")
 	fl.StringSliceVar(&cf.phases, "phases", nil, "a probe's warm-up/window/drain per network profile, e.g. wireline=1s/3s/2s,wifi-paper=5s/30s/10s (those are the defaults)")
+	fl.StringSliceVar(&cf.confirm, "confirm", nil, "probes that judge each load a counted search's answer rests on, per network profile: the majority decides (3: 2 of 3; 1: one probe), e.g. wireline=3,wifi-paper=1 (those are the defaults: 3 unshaped, 1 shaped)")
 	fl.StringVar(&cf.loads, "loads", "25,50,80", "fractions of each row's capacity (%) to measure latency at, or none")
 	fl.StringVar(&cf.latencyTarget, "latency-target", "5%", "95 % CI half-width aimed at on mean and p99 latency at each load (or the measured latency floor)")
 	fl.IntVar(&cf.latencyReps, "latency-reps", 3, "runs per load in the first stage of Stein's rule")
@@ -173,6 +175,14 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 		}
 		p.Phases[name] = ph
 	}
+	for _, v := range cf.confirm {
+		name, c, err := namedCount(v)
+		if err != nil {
+			bad = append(bad, "--confirm "+v+": "+err.Error())
+			continue
+		}
+		p.Confirm[name] = c
+	}
 	loads, err := parseLoads(cf.loads)
 	if err != nil {
 		bad = append(bad, "--loads: "+err.Error())
@@ -206,6 +216,22 @@ func namedDuration(v string) (string, time.Duration, error) {
 		return "", 0, err
 	}
 	return name, d, nil
+}
+
+// namedCount reads NAME=N (a network profile's name).
+func namedCount(v string) (string, int, error) {
+	name, ns, ok := strings.Cut(v, "=")
+	if !ok {
+		return "", 0, fmt.Errorf("want NETWORK=N, e.g. wireline=3")
+	}
+	if err := knownProfile(name); err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(ns)
+	if err != nil {
+		return "", 0, fmt.Errorf("%q is not a whole number", ns)
+	}
+	return name, n, nil
 }
 
 // namedPhases reads NAME=WARMUP/WINDOW/DRAIN.
