@@ -159,30 +159,9 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 	if cf.maxProbes < 4 {
 		bad = append(bad, fmt.Sprintf("--max-probes must be at least 4, got %d", cf.maxProbes))
 	}
-	for _, v := range cf.latencyBounds {
-		name, d, err := namedDuration(v)
-		if err != nil {
-			bad = append(bad, "--latency-bound "+v+": "+err.Error())
-			continue
-		}
-		p.LatencyBound[name] = d
-	}
-	for _, v := range cf.phases {
-		name, ph, err := namedPhases(v)
-		if err != nil {
-			bad = append(bad, "--phases "+v+": "+err.Error())
-			continue
-		}
-		p.Phases[name] = ph
-	}
-	for _, v := range cf.confirm {
-		name, c, err := namedCount(v)
-		if err != nil {
-			bad = append(bad, "--confirm "+v+": "+err.Error())
-			continue
-		}
-		p.Confirm[name] = c
-	}
+	bad = readNamed("latency-bound", cf.latencyBounds, namedDuration, p.LatencyBound, bad)
+	bad = readNamed("phases", cf.phases, namedPhases, p.Phases, bad)
+	bad = readNamed("confirm", cf.confirm, namedCount, p.Confirm, bad)
 	loads, err := parseLoads(cf.loads)
 	if err != nil {
 		bad = append(bad, "--loads: "+err.Error())
@@ -202,57 +181,72 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 	return p, nil
 }
 
-// namedDuration reads NAME=DURATION (a network profile's name).
-func namedDuration(v string) (string, time.Duration, error) {
-	name, ds, ok := strings.Cut(v, "=")
-	if !ok {
-		return "", 0, fmt.Errorf("want NETWORK=DURATION, e.g. wireline=250ms")
-	}
-	if err := knownProfile(name); err != nil {
-		return "", 0, err
-	}
-	d, err := time.ParseDuration(ds)
-	if err != nil {
-		return "", 0, err
-	}
-	return name, d, nil
-}
-
-// namedCount reads NAME=N (a network profile's name).
-func namedCount(v string) (string, int, error) {
-	name, ns, ok := strings.Cut(v, "=")
-	if !ok {
-		return "", 0, fmt.Errorf("want NETWORK=N, e.g. wireline=3")
-	}
-	if err := knownProfile(name); err != nil {
-		return "", 0, err
-	}
-	n, err := strconv.Atoi(ns)
-	if err != nil {
-		return "", 0, fmt.Errorf("%q is not a whole number", ns)
-	}
-	return name, n, nil
-}
-
-// namedPhases reads NAME=WARMUP/WINDOW/DRAIN.
-func namedPhases(v string) (string, capacity.Phases, error) {
-	name, ps, ok := strings.Cut(v, "=")
-	parts := strings.Split(ps, "/")
-	if !ok || len(parts) != 3 {
-		return "", capacity.Phases{}, fmt.Errorf("want NETWORK=WARMUP/WINDOW/DRAIN, e.g. wireline=1s/3s/2s")
-	}
-	if err := knownProfile(name); err != nil {
-		return "", capacity.Phases{}, err
-	}
-	var ds [3]time.Duration
-	for i, s := range parts {
-		d, err := time.ParseDuration(s)
+// readNamed reads flag's NETWORK=VALUE values into dst; each one that does
+// not read is added to bad, which it returns.
+func readNamed[T any](flag string, vals []string, read func(string) (string, T, error), dst map[string]T, bad []string) []string {
+	for _, v := range vals {
+		name, x, err := read(v)
 		if err != nil {
-			return "", capacity.Phases{}, err
+			bad = append(bad, "--"+flag+" "+v+": "+err.Error())
+			continue
 		}
-		ds[i] = d
+		dst[name] = x
 	}
-	return name, capacity.Phases{Warmup: ds[0], Window: ds[1], Drain: ds[2]}, nil
+	return bad
+}
+
+// named reads NETWORK=VALUE: a known network profile's name and its
+// value by parse; want is the form said when there is no "=".
+func named[T any](v, want string, parse func(string) (T, error)) (string, T, error) {
+	var zero T
+	name, s, ok := strings.Cut(v, "=")
+	if !ok {
+		return "", zero, fmt.Errorf("want %s", want)
+	}
+	if err := knownProfile(name); err != nil {
+		return "", zero, err
+	}
+	x, err := parse(s)
+	if err != nil {
+		return "", zero, err
+	}
+	return name, x, nil
+}
+
+// namedDuration reads NETWORK=DURATION.
+func namedDuration(v string) (string, time.Duration, error) {
+	return named(v, "NETWORK=DURATION, e.g. wireline=250ms", time.ParseDuration)
+}
+
+// namedCount reads NETWORK=N.
+func namedCount(v string) (string, int, error) {
+	return named(v, "NETWORK=N, e.g. wireline=3", func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a whole number", s)
+		}
+		return n, nil
+	})
+}
+
+// namedPhases reads NETWORK=WARMUP/WINDOW/DRAIN.
+func namedPhases(v string) (string, capacity.Phases, error) {
+	const want = "NETWORK=WARMUP/WINDOW/DRAIN, e.g. wireline=1s/3s/2s"
+	return named(v, want, func(s string) (capacity.Phases, error) {
+		parts := strings.Split(s, "/")
+		if len(parts) != 3 {
+			return capacity.Phases{}, fmt.Errorf("want %s", want)
+		}
+		var ds [3]time.Duration
+		for i, part := range parts {
+			d, err := time.ParseDuration(part)
+			if err != nil {
+				return capacity.Phases{}, err
+			}
+			ds[i] = d
+		}
+		return capacity.Phases{Warmup: ds[0], Window: ds[1], Drain: ds[2]}, nil
+	})
 }
 
 func knownProfile(name string) error {
