@@ -115,6 +115,37 @@ func TestConfirmDisagreementTakesAThirdProbe(t *testing.T) {
 	assert.Len(t, steps, 7)
 }
 
+// TestConfirmOverturnedTopRampsOnFromTheFirstStep: when a confirmation
+// overturns the only failing load, the ramp goes on up from it by the
+// first step (×1.05), not by the step its sustained loads would have
+// reached (the NATS wireline run of results/capacity-cv jumped ×1.48
+// from 32.7 k to 48.3 k there and ran out of probes on its way back).
+func TestConfirmOverturnedTopRampsOnFromTheFirstStep(t *testing.T) {
+	p := SearchParams{Start: 31117, Step: 0.05, Resolution: 0.02, Min: 7, Max: 16 * 24500, MaxProbes: 14, Confirm: 3}
+	steps := []Step{{31117, true}, {32673, false}}
+	st := Replay(p, steps)
+	steps = append(steps, Step{st.Next, true}) // 31886
+	st = Replay(p, steps)
+	steps = append(steps, Step{st.Next, true}) // 32277
+	st = Replay(p, steps)
+	require.Equal(t, PhaseConfirm, st.Phase)
+	require.Equal(t, 32673.0, st.Next)
+	steps = append(steps, Step{32673, true}, Step{32673, true}) // overturned, 2 of 3
+	st = Replay(p, steps)
+	assert.Equal(t, PhaseRamp, st.Phase)
+	assert.InDelta(t, 32673*1.05, st.Next, 1e-6, "the first ramp step from the overturned load")
+	// Symmetric: an overturned bottom ramps on down by the first step.
+	p.Start = 1000
+	down := []Step{{1000, false}, {1000, false}, {990, true}}
+	st = Replay(p, down)
+	require.Equal(t, PhaseConfirm, st.Phase, "%+v", st)
+	require.Equal(t, 990.0, st.Next)
+	down = append(down, Step{990, false}, Step{990, false}) // overturned, 2 of 3
+	st = Replay(p, down)
+	assert.Equal(t, PhaseRamp, st.Phase, "%v", down)
+	assert.InDelta(t, 990/1.05, st.Next, 1e-6, "the first ramp step down from the overturned load")
+}
+
 // TestConfirmStopsAFalseFall replays the NATS wireline pilot's search 4
 // (results/capacity-pilots, set 2 case 02): a capacity near 25.9 k msg/s,
 // a start at 26,322, and three windows in a row that failed whatever the

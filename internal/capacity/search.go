@@ -227,12 +227,24 @@ func Replay(p SearchParams, steps []Step) State {
 		}
 		return st, true
 	}
-	// ramp is the number of distinct loads of the ramp so far: those on
-	// its side of the start with its verdict.
+	// ramp is the number of distinct loads of the ramp so far: those with
+	// its verdict beyond its edge, the start or, when a confirmation
+	// overturned a verdict, the overturned load (any load with a vote
+	// of the other verdict on the ramp's side), so that a ramp resumed
+	// from an overturned end starts again with its first step.
 	ramp := func(up bool) int {
+		edge := p.Start
+		for _, l := range loads {
+			if up && l.failed > 0 && l.load <= lo.load {
+				edge = math.Max(edge, l.load)
+			}
+			if !up && l.sustained > 0 && l.load >= hi.load {
+				edge = math.Min(edge, l.load)
+			}
+		}
 		n := 0
 		for _, l := range loads {
-			if l.held() == up && (up && l.load >= p.Start || !up && l.load <= p.Start) {
+			if l.held() == up && (up && l.load >= edge || !up && l.load <= edge) {
 				n++
 			}
 		}
