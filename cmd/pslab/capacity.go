@@ -27,6 +27,7 @@ import (
 type capacityFlags struct {
 	resolution, target, tolerance string
 	latencyBounds, phases         []string
+	confirm                       []string
 	loads, latencyTarget          string
 	latencyReps, latencyMaxReps   int
 	priors                        []string
@@ -104,6 +105,7 @@ func addCapacityFlags(cmd *cobra.Command, cf *capacityFlags) {
 	fl.StringVar(&cf.tolerance, "tolerance", "1%", "share of the due deliveries that may be missing, or add to the backlog, in a sustained probe")
 	fl.StringSliceVar(&cf.latencyBounds, "latency-bound", nil, "p99 latency bound of a sustained probe per network profile, e.g. wireline=250ms,wifi-paper=5s (default 250ms unshaped, 5s shaped)")
 	fl.StringSliceVar(&cf.phases, "phases", nil, "a probe's warm-up/window/drain per network profile, e.g. wireline=1s/3s/2s,wifi-paper=5s/30s/10s (those are the defaults)")
+	fl.StringSliceVar(&cf.confirm, "confirm", nil, "probes that judge each load a counted search's answer rests on, per network profile: the majority decides (3: 2 of 3; 1: one probe), e.g. wireline=3,wifi-paper=1 (those are the defaults: 3 unshaped, 1 shaped)")
 	fl.StringVar(&cf.loads, "loads", "25,50,80", "fractions of each row's capacity (%) to measure latency at, or none")
 	fl.StringVar(&cf.latencyTarget, "latency-target", "5%", "95 % CI half-width aimed at on mean and p99 latency at each load (or the measured latency floor)")
 	fl.IntVar(&cf.latencyReps, "latency-reps", 3, "runs per load in the first stage of Stein's rule")
@@ -160,22 +162,9 @@ func capacityParams(cmd *cobra.Command, f runFlags, cf capacityFlags) (capacity.
 	if cf.maxProbes < 4 {
 		bad = append(bad, fmt.Sprintf("--max-probes must be at least 4, got %d", cf.maxProbes))
 	}
-	for _, v := range cf.latencyBounds {
-		name, d, err := namedDuration(v)
-		if err != nil {
-			bad = append(bad, "--latency-bound "+v+": "+err.Error())
-			continue
-		}
-		p.LatencyBound[name] = d
-	}
-	for _, v := range cf.phases {
-		name, ph, err := namedPhases(v)
-		if err != nil {
-			bad = append(bad, "--phases "+v+": "+err.Error())
-			continue
-		}
-		p.Phases[name] = ph
-	}
+	bad = readNamed("latency-bound", cf.latencyBounds, namedDuration, p.LatencyBound, bad)
+	bad = readNamed("phases", cf.phases, namedPhases, p.Phases, bad)
+	bad = readNamed("confirm", cf.confirm, namedCount, p.Confirm, bad)
 	loads, err := parseLoads(cf.loads)
 	if err != nil {
 		bad = append(bad, "--loads: "+err.Error())
@@ -206,41 +195,72 @@ func frameOverhead(broker string, f scenario.Factors) int {
 	return d.Capabilities.FrameOverhead(f)
 }
 
-// namedDuration reads NAME=DURATION (a network profile's name).
-func namedDuration(v string) (string, time.Duration, error) {
-	name, ds, ok := strings.Cut(v, "=")
-	if !ok {
-		return "", 0, fmt.Errorf("want NETWORK=DURATION, e.g. wireline=250ms")
+// readNamed reads flag's NETWORK=VALUE values into dst; each one that does
+// not read is added to bad, which it returns.
+func readNamed[T any](flag string, vals []string, read func(string) (string, T, error), dst map[string]T, bad []string) []string {
+	for _, v := range vals {
+		name, x, err := read(v)
+		if err != nil {
+			bad = append(bad, "--"+flag+" "+v+": "+err.Error())
+			continue
+		}
+		dst[name] = x
 	}
-	if err := knownProfile(name); err != nil {
-		return "", 0, err
-	}
-	d, err := time.ParseDuration(ds)
-	if err != nil {
-		return "", 0, err
-	}
-	return name, d, nil
+	return bad
 }
 
-// namedPhases reads NAME=WARMUP/WINDOW/DRAIN.
-func namedPhases(v string) (string, capacity.Phases, error) {
-	name, ps, ok := strings.Cut(v, "=")
-	parts := strings.Split(ps, "/")
-	if !ok || len(parts) != 3 {
-		return "", capacity.Phases{}, fmt.Errorf("want NETWORK=WARMUP/WINDOW/DRAIN, e.g. wireline=1s/3s/2s")
+// named reads NETWORK=VALUE: a known network profile's name and its
+// value by parse; want is the form said when there is no "=".
+func named[T any](v, want string, parse func(string) (T, error)) (string, T, error) {
+	var zero T
+	name, s, ok := strings.Cut(v, "=")
+	if !ok {
+		return "", zero, fmt.Errorf("want %s", want)
 	}
 	if err := knownProfile(name); err != nil {
-		return "", capacity.Phases{}, err
+		return "", zero, err
 	}
-	var ds [3]time.Duration
-	for i, s := range parts {
-		d, err := time.ParseDuration(s)
+	x, err := parse(s)
+	if err != nil {
+		return "", zero, err
+	}
+	return name, x, nil
+}
+
+// namedDuration reads NETWORK=DURATION.
+func namedDuration(v string) (string, time.Duration, error) {
+	return named(v, "NETWORK=DURATION, e.g. wireline=250ms", time.ParseDuration)
+}
+
+// namedCount reads NETWORK=N.
+func namedCount(v string) (string, int, error) {
+	return named(v, "NETWORK=N, e.g. wireline=3", func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
 		if err != nil {
-			return "", capacity.Phases{}, err
+			return 0, fmt.Errorf("%q is not a whole number", s)
 		}
-		ds[i] = d
-	}
-	return name, capacity.Phases{Warmup: ds[0], Window: ds[1], Drain: ds[2]}, nil
+		return n, nil
+	})
+}
+
+// namedPhases reads NETWORK=WARMUP/WINDOW/DRAIN.
+func namedPhases(v string) (string, capacity.Phases, error) {
+	const want = "NETWORK=WARMUP/WINDOW/DRAIN, e.g. wireline=1s/3s/2s"
+	return named(v, want, func(s string) (capacity.Phases, error) {
+		parts := strings.Split(s, "/")
+		if len(parts) != 3 {
+			return capacity.Phases{}, fmt.Errorf("want %s", want)
+		}
+		var ds [3]time.Duration
+		for i, part := range parts {
+			d, err := time.ParseDuration(part)
+			if err != nil {
+				return capacity.Phases{}, err
+			}
+			ds[i] = d
+		}
+		return capacity.Phases{Warmup: ds[0], Window: ds[1], Drain: ds[2]}, nil
+	})
 }
 
 func knownProfile(name string) error {

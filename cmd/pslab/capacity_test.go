@@ -58,10 +58,12 @@ func TestCapacityFlagsAreCheckedFirst(t *testing.T) {
 	suite := filepath.Join(dir, "c.yaml")
 	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
 	_, err := capacityCmd(suite, "--out", filepath.Join(dir, "out"), "--resolution", "x", "--loads", "50,120",
-		"--latency-bound", "nosuch=1s", "--phases", "wireline=1s", "--ci", "5%", "--busy-attempts", "0")
+		"--latency-bound", "nosuch=1s", "--phases", "wireline=1s", "--ci", "5%", "--busy-attempts", "0",
+		"--confirm", "wireline=2", "--confirm", "nosuch=3")
 	require.Error(t, err)
 	assert.True(t, isBadInput(err))
-	for _, want := range []string{"--resolution", "--loads: 120 %", "--latency-bound nosuch=1s", "--phases wireline=1s", "--ci:", "--busy-attempts"} {
+	for _, want := range []string{"--resolution", "--loads: 120 %", "--latency-bound nosuch=1s", "--phases wireline=1s", "--ci:", "--busy-attempts",
+		"--confirm wireline=2: want an odd number", "--confirm nosuch=3"} {
 		assert.ErrorContains(t, err, want)
 	}
 	_, err = os.Stat(filepath.Join(dir, "out"))

@@ -66,7 +66,9 @@ func (pol Policy) Next(row lab.PolicyRow, recs []results.Record) (lab.PolicyRun,
 
 // Left implements lab.RowPolicy: the pilot's remaining probes (1 to its
 // bound), each remaining counted search at 2 (a start within the
-// resolution) to 6 probes, and each level's remaining runs.
+// resolution) to 6 probes, and with confirmation (Params.ConfirmOn) one
+// (at least) to Confirm-1 (at most) more for each end of its bracket, and
+// each level's remaining runs.
 func (pol Policy) Left(row lab.PolicyRow, recs []results.Record) (least, most int) {
 	p := pol.P
 	rw := p.Analyze(row, recs)
@@ -81,8 +83,9 @@ func (pol Policy) Left(row lab.PolicyRow, recs []results.Record) (least, most in
 				done++
 			}
 		}
-		least += 2 * max(rw.wantSearches(p)-done, 0)
-		most += 6 * max(p.MaxSearches-done, 0)
+		extra := p.ConfirmOn(row.Link) - 1
+		least += (2 + min(extra, 2)) * max(rw.wantSearches(p)-done, 0)
+		most += (6 + 2*extra) * max(p.MaxSearches-done, 0)
 		least += len(p.Loads) * p.LatencyMinReps
 		most += len(p.Loads) * p.LatencyMaxReps
 		return least, most
@@ -129,6 +132,9 @@ func (p Params) probeRun(row lab.PolicyRow, rw Row, s Search) lab.PolicyRun {
 		rec.Mode = results.ModeCapacityProbe
 		pr := Judge(rec, crit)
 		pr.Search, pr.Step, pr.Phase, pr.Start, pr.StartFrom = s.Index, step, phase, start, from
+		if s.Params.Confirm > 1 {
+			pr.Confirm = s.Params.Confirm
+		}
 		rec.Probe = &pr
 	}}
 }

@@ -110,7 +110,13 @@ func TestPolicyFindsTheCapacity(t *testing.T) {
 		case results.ModeCapacityProbe:
 			probes++
 			assert.Positive(t, rec.Probe.Step)
-			assert.Contains(t, []string{PhaseRamp, PhaseBisect}, rec.Probe.Phase)
+			assert.Contains(t, []string{PhaseRamp, PhaseBisect, PhaseConfirm}, rec.Probe.Phase)
+			if rec.Probe.Search == 0 {
+				assert.Zero(t, rec.Probe.Confirm, "the pilot: one probe decides")
+				assert.NotEqual(t, PhaseConfirm, rec.Probe.Phase)
+			} else {
+				assert.Equal(t, DefaultConfirmUnshaped, rec.Probe.Confirm, "a counted search on the wireline: 2 of 3")
+			}
 			assert.NotEmpty(t, rec.Probe.StartFrom)
 			assert.Nil(t, rec.FixedLoad)
 		case results.ModeFixedLoad:

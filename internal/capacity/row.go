@@ -166,7 +166,8 @@ func (p Params) Analyze(row lab.PolicyRow, recs []results.Record) Row {
 		rw.SearchesDone, rw.Outcome = true, NoSustained
 		return rw
 	}
-	counted := SearchParams{Start: start, Step: p.Step, Resolution: p.Resolution, Min: rw.Min, Max: rw.Max, MaxProbes: p.MaxProbes}
+	counted := SearchParams{Start: start, Step: p.Step, Resolution: p.Resolution, Min: rw.Min, Max: rw.Max, MaxProbes: p.MaxProbes,
+		Confirm: p.ConfirmOn(row.Link)}
 	for k := 1; ; k++ {
 		// Searches run one after the other: every earlier one is done here.
 		if len(probes[k]) == 0 && rw.wantSearches(p) < k {
@@ -255,6 +256,9 @@ func logs(xs []float64) []float64 {
 }
 
 func (p Params) replaySearch(k int, sp SearchParams, all []*results.Record, attempts int) Search {
+	if len(all) > 0 { // the rule the search began with (records of older pslab: one probe decides)
+		sp.Confirm = max(all[0].Probe.Confirm, 1)
+	}
 	probes, dropped := counted(all, attempts)
 	probes, again := confirmed(probes)
 	dropped += again

@@ -29,6 +29,9 @@ const (
 const (
 	PhaseRamp   = "ramp"
 	PhaseBisect = "bisect"
+	// PhaseConfirm: the probe judges again a load the search's answer
+	// rests on (SearchParams.Confirm).
+	PhaseConfirm = "confirm"
 )
 
 // SearchParams are one search's rules. Loads are offered messages per
@@ -46,7 +49,18 @@ type SearchParams struct {
 	Min, Max float64
 	// MaxProbes bounds the probes of one search.
 	MaxProbes int
+	// Confirm (odd; 0 or 1: one probe decides) is how many probes judge
+	// a load the search's answer rests on: a load's verdict is the
+	// majority of its probes in the search, and the search ends only when
+	// the final bracket's two loads (the highest sustained, the lowest
+	// failing; the one load at Min or Max) each have a majority of
+	// Confirm (2 of 3: probed again, and a third time when the two
+	// disagree), and a ramp steps down only from a failure so confirmed.
+	Confirm int
 }
+
+// majority is the probes of one verdict that decide a load.
+func (p SearchParams) majority() int { return max(p.Confirm, 1)/2 + 1 }
 
 // Step is one probe of a search: its load and its verdict.
 type Step struct {
@@ -65,7 +79,7 @@ type State struct {
 	Phase string
 	// Lo is the highest sustained load (0: none), Hi the lowest failing
 	// one (0: none); LoStep and HiStep their indexes in the steps (-1:
-	// none).
+	// none): the last probe at that load whose verdict was the load's.
 	Lo, Hi         float64
 	LoStep, HiStep int
 }
@@ -93,65 +107,182 @@ func (p SearchParams) rampFactor(k int) float64 {
 	return math.Min(math.Pow(1+p.Step, e), maxRampFactor)
 }
 
+// tally is one load of a search with its probes' verdicts.
+type tally struct {
+	load              float64
+	sustained, failed int  // probes that held, that failed
+	lastHeld          bool // the verdict of its latest probe
+	heldAt, failedAt  int  // indexes of its latest sustained, failing probe
+}
+
+// held is the load's verdict: the majority of its probes (a tie: the
+// latest probe's).
+func (l *tally) held() bool {
+	if l.sustained != l.failed {
+		return l.sustained > l.failed
+	}
+	return l.lastHeld
+}
+
+// step is the index of the load's last probe whose verdict was the load's.
+func (l *tally) step() int {
+	if l.held() {
+		return l.heldAt
+	}
+	return l.failedAt
+}
+
+// at is the tally of load x.
+func at(loads []*tally, x float64) *tally {
+	for _, l := range loads {
+		if l.load == x {
+			return l
+		}
+	}
+	return nil
+}
+
+// loadsOf groups steps by load, in the order the loads were first probed.
+func loadsOf(steps []Step) []*tally {
+	var out []*tally
+	byLoad := map[float64]*tally{}
+	for i, s := range steps {
+		l := byLoad[s.Load]
+		if l == nil {
+			l = &tally{load: s.Load}
+			byLoad[s.Load] = l
+			out = append(out, l)
+		}
+		if s.Sustained {
+			l.sustained, l.heldAt = l.sustained+1, i
+		} else {
+			l.failed, l.failedAt = l.failed+1, i
+		}
+		l.lastHeld = s.Sustained
+	}
+	return out
+}
+
 // Replay is the state of a search after steps (in the order they ran):
 // the search is a pure function of its verdicts, so a resumed run goes on
 // where it stopped.
 //
-// Ramp: from Start, up by rampFactor while every probe is sustained, down
-// while every probe fails, until the verdict flips (or Min/Max is hit).
-// Bisect: the geometric middle of the highest sustained and the lowest
-// failing load, until they are within the resolution. A bisection probe
-// lies inside the bracket, so the bracket only narrows.
+// A load's verdict is the majority of its probes (with Confirm ≤ 1 each
+// load is probed once). Hi is the lowest failing load, Lo the highest
+// sustained one below it.
+// Ramp: from Start, up by rampFactor while no load failed, down while
+// none below the failures held, until the verdict flips (or Min/Max is
+// hit). Bisect: the geometric middle of Lo and Hi, until they are within
+// the resolution. A bisection probe lies inside the bracket, so the
+// bracket only narrows, unless a confirmation overturns one of its ends
+// (then it moves to the next load of the other verdict, or the ramp goes
+// on from there). Confirm: before the search ends, and before a ramp
+// steps down, the loads it rests on are probed again until a majority of
+// Confirm probes agrees.
 func Replay(p SearchParams, steps []Step) State {
 	st := State{LoStep: -1, HiStep: -1}
-	for i, s := range steps {
-		if s.Sustained && s.Load > st.Lo && (st.Hi == 0 || s.Load < st.Hi) {
-			st.Lo, st.LoStep = s.Load, i
-		}
-		if !s.Sustained && (st.Hi == 0 || s.Load < st.Hi) && s.Load > st.Lo {
-			st.Hi, st.HiStep = s.Load, i
-		}
-	}
-	done := func(outcome string) State {
-		st.Done, st.Outcome = true, outcome
-		return st
-	}
 	if len(steps) == 0 {
 		st.Next, st.Phase = clamp(p.Start, p.Min, p.Max), PhaseRamp
 		return st
 	}
-	switch {
-	case st.Lo > 0 && st.Hi > 0:
-		if st.Hi/st.Lo <= 1+p.Resolution*(1+1e-9) {
-			return done(Bracketed)
+	loads := loadsOf(steps)
+	var lo, hi *tally
+	for _, l := range loads {
+		if !l.held() && (hi == nil || l.load < hi.load) {
+			hi = l
 		}
-		if p.MaxProbes > 0 && len(steps) >= p.MaxProbes {
+	}
+	for _, l := range loads {
+		if l.held() && (hi == nil || l.load < hi.load) && (lo == nil || l.load > lo.load) {
+			lo = l
+		}
+	}
+	if lo != nil {
+		st.Lo, st.LoStep = lo.load, lo.step()
+	}
+	if hi != nil {
+		st.Hi, st.HiStep = hi.load, hi.step()
+	}
+	need := p.majority()
+	sure := func(l *tally) bool { return max(l.sustained, l.failed) >= need }
+	outOfProbes := p.MaxProbes > 0 && len(steps) >= p.MaxProbes
+	done := func(outcome string) State {
+		st.Done, st.Outcome = true, outcome
+		return st
+	}
+	next := func(x float64, phase string) State {
+		if outOfProbes {
 			return done(MaxProbes)
 		}
-		st.Next, st.Phase = math.Sqrt(st.Lo*st.Hi), PhaseBisect
+		st.Next, st.Phase = x, phase
 		return st
-	case p.MaxProbes > 0 && len(steps) >= p.MaxProbes:
-		return done(MaxProbes)
 	}
-	// Still ramping: every step so far had the same verdict.
-	last := steps[len(steps)-1]
-	k := len(steps)
-	if last.Sustained {
-		if p.Max > 0 && last.Load >= p.Max*(1-1e-9) {
+	// confirm probes the first of ls not yet decided by a majority; ok
+	// when every one is.
+	confirm := func(ls ...*tally) (State, bool) {
+		for _, l := range ls {
+			if !sure(l) {
+				return next(l.load, PhaseConfirm), false
+			}
+		}
+		return st, true
+	}
+	// ramp is the number of distinct loads of the ramp so far: those with
+	// its verdict beyond its edge, the start or, when a confirmation
+	// overturned a verdict, the overturned load (any load with a vote
+	// of the other verdict on the ramp's side), so that a ramp resumed
+	// from an overturned end starts again with its first step.
+	ramp := func(up bool) int {
+		edge := p.Start
+		for _, l := range loads {
+			if up && l.failed > 0 && l.load <= lo.load {
+				edge = math.Max(edge, l.load)
+			}
+			if !up && l.sustained > 0 && l.load >= hi.load {
+				edge = math.Min(edge, l.load)
+			}
+		}
+		n := 0
+		for _, l := range loads {
+			if l.held() == up && (up && l.load >= edge || !up && l.load <= edge) {
+				n++
+			}
+		}
+		return max(n, 1)
+	}
+	if l := at(loads, steps[len(steps)-1].Load); p.Confirm > 1 && l.sustained == l.failed {
+		return next(l.load, PhaseConfirm) // a tie: probed again at once
+	}
+	switch {
+	case lo != nil && hi != nil:
+		if hi.load/lo.load <= 1+p.Resolution*(1+1e-9) {
+			if s, ok := confirm(hi, lo); !ok {
+				return s
+			}
+			return done(Bracketed)
+		}
+		return next(math.Sqrt(lo.load*hi.load), PhaseBisect)
+	case hi == nil: // nothing failed: up
+		if p.Max > 0 && lo.load >= p.Max*(1-1e-9) {
+			if s, ok := confirm(lo); !ok {
+				return s
+			}
 			return done(AboveMax)
 		}
-		st.Next = last.Load * p.rampFactor(k)
+		x := lo.load * p.rampFactor(ramp(true))
 		if p.Max > 0 {
-			st.Next = math.Min(st.Next, p.Max)
+			x = math.Min(x, p.Max)
 		}
-	} else {
-		if last.Load <= p.Min*(1+1e-9) {
+		return next(x, PhaseRamp)
+	default: // nothing below the lowest failure held: down
+		if s, ok := confirm(hi); !ok {
+			return s
+		}
+		if hi.load <= p.Min*(1+1e-9) {
 			return done(BelowMin)
 		}
-		st.Next = math.Max(last.Load/p.rampFactor(k), p.Min)
+		return next(math.Max(hi.load/p.rampFactor(ramp(false)), p.Min), PhaseRamp)
 	}
-	st.Phase = PhaseRamp
-	return st
 }
 
 func clamp(x, lo, hi float64) float64 {

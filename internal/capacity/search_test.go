@@ -5,24 +5,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // search runs Replay against a threshold: a load is sustained when it is
 // at most capacity. It returns the final state and the probes run.
 func search(t *testing.T, p SearchParams, capacity float64) (State, []Step) {
 	t.Helper()
-	var steps []Step
-	for range 100 {
-		st := Replay(p, steps)
-		if st.Done {
-			return st, steps
-		}
-		require.Positive(t, st.Next)
-		steps = append(steps, Step{Load: st.Next, Sustained: st.Next <= capacity})
-	}
-	t.Fatalf("search did not end: %v", steps)
-	return State{}, nil
+	return runSearch(t, p, func(x float64, _ int) bool { return x <= capacity })
 }
 
 // TestSearchBracketsTheCapacity: from starts far below, near and far

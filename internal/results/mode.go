@@ -68,6 +68,11 @@ type Probe struct {
 	// capacity, so the search probes the load once more and that verdict
 	// counts (capacity.confirmed).
 	Marginal bool `json:"marginal,omitempty"`
+	// Confirm is how many probes judged each load the search's answer
+	// rests on (its final bracket's ends; a failure before the ramp
+	// stepped down): the majority of Confirm decided (3: 2 of 3). Absent:
+	// one probe decided (pilots, emulated links by default, older pslab).
+	Confirm int `json:"confirm,omitempty"`
 	// LatencyBoundMs is the network's latency bound (the latency check's
 	// limit), Tolerance the share of the due deliveries allowed to be
 	// missing or to add to the backlog (0.01).
