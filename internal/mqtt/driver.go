@@ -71,7 +71,7 @@ type Profile struct {
 	// timeout); "" to say nothing.
 	Redelivery string
 	// Unordered, when not empty, says how the broker was measured to
-	// deliver QoS 1/2 messages out of their publish order (MQTT 3.1.1
+	// deliver messages out of their publish order (MQTT 3.1.1
 	// 4.6 asks for an ordered topic by default); "" where it was not.
 	// Reordering is counted in every record either way; this says it is
 	// the broker's, and the every-combination test then does not fail on
