@@ -350,7 +350,8 @@ func (r *run) pubConnStats() []driver.ConnStats {
 	return out
 }
 
-// subConnStats is connStats of the subscribers alone.
+// subConnStats gathers the connection statistics of every subscriber
+// whose driver reports them.
 func (r *run) subConnStats() []driver.ConnStats {
 	var out []driver.ConnStats
 	for _, s := range r.subs {
