@@ -63,6 +63,13 @@ func (s *SeqSink) Count(from uint64) int {
 	return n
 }
 
+// Total is how many deliveries arrived, duplicates included.
+func (s *SeqSink) Total() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
 // Missing lists the numbers 1..upTo that never arrived.
 func (s *SeqSink) Missing(upTo uint64) []uint64 {
 	s.mu.Lock()
@@ -215,7 +222,7 @@ func (rc RestartCase) Run(t *testing.T) {
 	ss := sub.(driver.ConnReporter).ConnStats()
 	missing := sink.Missing(sent)
 	t.Logf("killed after %d sends; broker down %.2f s; %d sends when restarted; %d sent in all, %d received (%d deliveries), %d missing, in doubt %d, resent %d",
-		atKill, restarted.Sub(killed).Seconds(), atRestart, sent, sink.Count(0), sink.total, len(missing), ps.InDoubt, ps.Resent)
+		atKill, restarted.Sub(killed).Seconds(), atRestart, sent, sink.Count(0), sink.Total(), len(missing), ps.InDoubt, ps.Resent)
 	checkOutages(t, "publisher", ps, killed)
 	checkOutages(t, "subscriber", ss, killed)
 	if rc.Lossless && int64(len(missing)) > ps.InDoubt {
