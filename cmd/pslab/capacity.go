@@ -217,9 +217,13 @@ func named[T any](v, want string, parse func(string) (T, error)) (string, T, err
 	if !ok {
 		return "", zero, fmt.Errorf("want %s", want)
 	}
-	if err := knownProfile(name); err != nil {
+	// Keyed by the profile's own name, which the search looks it up by: a
+	// profile file's path names the profile inside it.
+	prof, err := netem.LoadProfile(name)
+	if err != nil {
 		return "", zero, err
 	}
+	name = prof.Name
 	x, err := parse(s)
 	if err != nil {
 		return "", zero, err
@@ -261,13 +265,6 @@ func namedPhases(v string) (string, capacity.Phases, error) {
 		}
 		return capacity.Phases{Warmup: ds[0], Window: ds[1], Drain: ds[2]}, nil
 	})
-}
-
-func knownProfile(name string) error {
-	if _, err := netem.LoadProfile(name); err != nil {
-		return err
-	}
-	return nil
 }
 
 // parseLoads reads "25,50,80" (percent of the capacity) or "none".

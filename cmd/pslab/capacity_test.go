@@ -238,3 +238,16 @@ func TestCapacityFrameOverheadFromTheRegistry(t *testing.T) {
 	require.NotNil(t, p.FrameOverhead)
 	assert.Equal(t, 15, p.FrameOverhead("nats-mqtt", f))
 }
+
+// A per-network flag may name a profile by its file: the value then
+// applies to the profile in it (the search looks values up by the
+// profile's own name), not silently to no network.
+func TestCapacityPerNetworkFlagsByProfileFile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "slow-wifi.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte("name: slow-wifi\nrate_kbit: 500\nloss_pct: 1\nduplex: half\nqueue_ms: 500\n"), 0o644))
+	code, plan := executeOut(t, "capacity", "../../scenarios/link-study.yaml", "--broker", "nats",
+		"--network", prof, "--cases", "1", "--loads", "none", "--reps", "2", "--max-reps", "2",
+		"--phases", prof+"=3s/10s/5s", "--out", filepath.Join(t.TempDir(), "cap"), "--dry-run", "--lab", dryRunLab)
+	require.Equal(t, exitOK, code, plan)
+	assert.Contains(t, plan, "slow-wifi  4     3s / 10s / 5s")
+}
