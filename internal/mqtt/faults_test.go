@@ -44,13 +44,10 @@ func (r restarter) Can(k scenario.FaultKind) error {
 	}
 	return errors.New("no link here")
 }
-func (restarter) LinkLoss(float64) (string, error) { return "", errors.New("no link") }
-func (restarter) LinkRestore() (string, error)     { return "", errors.New("no link") }
-func (r restarter) BrokerKill() error              { r.b.stop(); return nil }
-func (r restarter) BrokerRestart(context.Context) error {
-	r.b.start()
-	return nil
-}
+func (restarter) LinkLoss(float64) (string, error)      { return "", errors.New("no link") }
+func (restarter) LinkRestore() (string, error)          { return "", errors.New("no link") }
+func (r restarter) BrokerKill() error                   { r.b.stop(); return nil }
+func (r restarter) BrokerRestart(context.Context) error { return r.b.tryStart() } // the fault's goroutine
 
 func runFault(t *testing.T, b *inproc, d *Driver, c scenario.Case, prefix string) (*load.Result, []audit.Check) {
 	t.Helper()

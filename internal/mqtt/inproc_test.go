@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"testing"
@@ -42,12 +43,22 @@ func startInproc(t *testing.T) *inproc {
 	return b
 }
 
-func (b *inproc) start() {
+func (b *inproc) start() { require.NoError(b.t, b.tryStart()) }
+
+// tryStart is start for goroutines other than the test's (a fault
+// injector's), which must not call FailNow: it returns the error.
+func (b *inproc) tryStart() error {
 	s, err := server.NewServer(b.opts)
-	require.NoError(b.t, err)
+	if err != nil {
+		return err
+	}
 	go s.Start()
-	require.True(b.t, s.ReadyForConnections(10*time.Second), "nats-server not ready")
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return errors.New("nats-server not ready within 10 s")
+	}
 	b.s = s
+	return nil
 }
 
 func (b *inproc) stop() {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,15 @@ func (c *peerConn) next() packet {
 	}
 }
 
+// must ends the script when a check of it failed (the check reported
+// it): scripts run on the peer's goroutines, where require's FailNow must
+// not be called (it is for the test's goroutine only).
+func (c *peerConn) must(ok bool) {
+	if !ok {
+		runtime.Goexit()
+	}
+}
+
 func (c *peerConn) send(b []byte) {
 	_, _ = c.nc.Write(b)
 }
@@ -102,7 +112,7 @@ func (c *peerConn) send(b []byte) {
 // accept reads CONNECT and answers CONNACK with sessionPresent.
 func (c *peerConn) accept(sessionPresent bool) {
 	pk := c.next()
-	require.EqualValues(c.t, pktConnect, pk.typ)
+	c.must(assert.EqualValues(c.t, pktConnect, pk.typ))
 	// protocol name (6), level (1), flags (1), keep-alive (2), client id
 	flags := pk.body[7]
 	c.clean = flags&0x02 != 0
@@ -118,7 +128,7 @@ func (c *peerConn) accept(sessionPresent bool) {
 // suback answers the SUBSCRIBE that comes next, granting qos.
 func (c *peerConn) suback(qos byte) {
 	pk := c.next()
-	require.EqualValues(c.t, pktSubscribe, pk.typ)
+	c.must(assert.EqualValues(c.t, pktSubscribe, pk.typ))
 	id := binary.BigEndian.Uint16(pk.body)
 	c.send([]byte{pktSuback << 4, 3, byte(id >> 8), byte(id), qos})
 }
@@ -214,7 +224,7 @@ func TestQoS1PublisherResendsWhatWasNotAcknowledged(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				pk := c.next()
 				m, err := decodePublish(V311, pk.flags, pk.body)
-				require.NoError(t, err)
+				c.must(assert.NoError(t, err))
 				first = append(first, seen{m.id, m.dup})
 			}
 			c.send(appendAck(nil, pktPuback, first[0].id))
@@ -225,7 +235,7 @@ func TestQoS1PublisherResendsWhatWasNotAcknowledged(t *testing.T) {
 			for i := 0; i < 2; i++ {
 				pk := c.next()
 				m, err := decodePublish(V311, pk.flags, pk.body)
-				require.NoError(t, err)
+				c.must(assert.NoError(t, err))
 				second = append(second, seen{m.id, m.dup})
 				c.send(appendAck(nil, pktPuback, m.id))
 			}
@@ -253,7 +263,7 @@ func TestQoS0PublisherCountsSendsInDoubt(t *testing.T) {
 			assert.True(t, c.clean, "a QoS 0 publisher needs no session")
 			for n := 0; n < 4; {
 				pk, err := c.r.next()
-				require.NoError(t, err)
+				c.must(assert.NoError(t, err))
 				switch pk.typ {
 				case pktPublish:
 					n++
@@ -262,12 +272,12 @@ func TestQoS0PublisherCountsSendsInDoubt(t *testing.T) {
 				}
 			}
 			pk, err := c.r.next() // the PINGREQ after send 4: confirms 1..4
-			require.NoError(t, err)
-			require.EqualValues(t, pktPingreq, pk.typ)
+			c.must(assert.NoError(t, err))
+			c.must(assert.EqualValues(t, pktPingreq, pk.typ))
 			c.send([]byte{pktPingresp << 4, 0})
 			for n := 0; n < 3; n++ { // sends 5..7, then the connection drops unconfirmed
 				pk := c.next()
-				require.EqualValues(t, pktPublish, pk.typ)
+				c.must(assert.EqualValues(t, pktPublish, pk.typ))
 			}
 		},
 		func(c *peerConn) {
@@ -464,13 +474,13 @@ func TestQoS2PublisherRecordsSessionPresent(t *testing.T) {
 	// a DUP resend.
 	resent := func(c *peerConn) {
 		pk := c.next()
-		require.EqualValues(t, pktPublish, pk.typ)
+		c.must(assert.EqualValues(t, pktPublish, pk.typ))
 		m, err := decodePublish(V311, pk.flags, pk.body)
-		require.NoError(t, err)
+		c.must(assert.NoError(t, err))
 		assert.True(t, m.dup, "the PUBLISH the drop left unanswered goes again, DUP")
 		c.send(appendAck(nil, pktPubrec, m.id))
 		pk = c.next()
-		require.EqualValues(t, pktPubrel, pk.typ)
+		c.must(assert.EqualValues(t, pktPubrel, pk.typ))
 		c.send(appendAck(nil, pktPubcomp, m.id))
 	}
 	p := newPeer(t,

@@ -106,18 +106,24 @@ func benchSTOMP(b *testing.B, d driver.Driver, f scenario.Factors, rate int) {
 	select {
 	case <-done:
 	case <-time.After(5*time.Minute + time.Duration(n)*time.Millisecond):
-		b.Fatalf("received %d of %d", len(lat), n)
+		mu.Lock()
+		got := len(lat) // the handler may still be appending
+		mu.Unlock()
+		b.Fatalf("received %d of %d", got, n)
 	}
 	elapsed := time.Since(t0)
 	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	mu.Lock()
+	sorted := append([]time.Duration(nil), lat[:n]...) // the handler may still append a late duplicate to lat
+	mu.Unlock()
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	var sum time.Duration
-	for _, l := range lat {
+	for _, l := range sorted {
 		sum += l
 	}
 	b.ReportMetric(float64(n)/elapsed.Seconds(), "msgs/s")
 	b.ReportMetric(float64(n)/pubElapsed.Seconds(), "pub-msgs/s")
 	b.ReportMetric(float64(sum.Microseconds())/float64(n), "mean-µs")
-	b.ReportMetric(float64(lat[n/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[n*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(sorted[n/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(sorted[n*99/100].Microseconds()), "p99-µs")
 }
