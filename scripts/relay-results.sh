@@ -7,6 +7,10 @@
 #   bash scripts/relay-results.sh haltpoll   # an experiment, not run by default: the added RTT with a guest
 #                                            # that polls before halting (cpuidle haltpoll's guest_halt_poll_ns
 #                                            # raised to 200000 and 50000 ns), the machine's value put back after
+#   bash scripts/relay-results.sh dma-latency # an experiment, not run by default: the added RTT with and without
+#                                            # /dev/cpu_dma_latency held at 0 (idle vCPUs poll, never halt), twice
+#   bash scripts/relay-results.sh floor      # what any user-space relay costs here: pipe ping-pong, echoes
+#                                            # without the engine (epoll, blocking, SO_BUSY_POLL, spinning)
 # Each part measures: run it on a quiet machine (alone, or under the lock
 # other measuring work takes). It writes the raw outputs; the README of each
 # directory is written by hand from them.
@@ -51,6 +55,24 @@ for part in "${parts[@]}"; do
       PSLAB_RELAY_BENCH=rtt go test -count=1 -run 'TestRelayBenchmark$' -v ./netem
     done | tee results/relay-bench/raw-haltpoll.txt
     ;;
-  *) echo "unknown part $part (bench, verify, compare, haltpoll)" >&2; exit 2 ;;
+  dma-latency)
+    # Holds a PM QoS request of 0 us (the idle governor then keeps idle
+    # vCPUs in their polling state) for the held rounds only; the request
+    # ends when the holder exits.
+    for round in 1 2; do
+      echo "=== round $round: cpu_dma_latency untouched"
+      PSLAB_RELAY_BENCH=rtt go test -count=1 -run 'TestRelayBenchmark$' -v ./netem
+      echo "=== round $round: cpu_dma_latency held at 0"
+      python3 -c "import os,struct,time; fd=os.open('/dev/cpu_dma_latency',os.O_WRONLY); os.write(fd,struct.pack('i',0)); time.sleep(900)" &
+      holder=$!
+      sleep 1
+      PSLAB_RELAY_BENCH=rtt go test -count=1 -run 'TestRelayBenchmark$' -v ./netem || { kill $holder; exit 1; }
+      kill $holder
+    done | tee results/relay-bench/raw-cpu-dma-latency.txt
+    ;;
+  floor)
+    PSLAB_RELAY_FLOOR=1 go test -count=1 -run 'TestRelayFloor$' -v -timeout 15m ./netem | tee results/relay-bench/raw-floor.txt
+    ;;
+  *) echo "unknown part $part (bench, verify, compare, haltpoll, dma-latency, floor)" >&2; exit 2 ;;
   esac
 done

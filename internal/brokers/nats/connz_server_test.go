@@ -63,7 +63,7 @@ func TestCoreHeldCountsServerOutputBuffers(t *testing.T) {
 		require.NoError(t, p.Close())
 	}
 	// The server closes a connection it cannot write to for its write
-	// deadline (10 s): ask at once.
+	// deadline (nats.WriteDeadline): ask at once.
 	for i, c := range cases {
 		var h driver.Held
 		var got int64
