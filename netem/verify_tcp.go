@@ -102,15 +102,9 @@ func (l *Lab) openFlows(ctx context.Context, dir Direction, n int) ([]flow, erro
 	defer ln.Close()
 	var flows []flow
 	for range n {
-		cli, err := l.DialContext(ctx, "tcp", ln.Addr().String())
+		cli, srv, err := l.connectFlow(ctx, ln.(*net.TCPListener))
 		if err != nil {
-			return flows, fmt.Errorf("dial broker side: %w", err)
-		}
-		_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
-		srv, err := ln.Accept() // dials are sequential: this is cli's peer
-		if err != nil {
-			cli.Close()
-			return flows, fmt.Errorf("broker side accepted no connection: %w", err)
+			return flows, err
 		}
 		f := flow{w: cli, r: srv}
 		if dir == ToClient {
@@ -119,6 +113,51 @@ func (l *Lab) openFlows(ctx context.Context, dir Direction, n int) ([]flow, erro
 		flows = append(flows, f)
 	}
 	return flows, nil
+}
+
+// flowAttempts is how many times a flow's connection is dialled before
+// verification gives up: on a bursty-loss link the handshake's last ACK
+// and the SYN-ACKs resent for it (1, 3 and 7 s later) can all fall into
+// one loss burst, since a Gilbert chain only steps on a packet and a
+// sparse handshake finds it still bad.
+const flowAttempts = 3
+
+// connectFlow dials the broker-side listener ln from the client
+// namespace and accepts that connection: its client and broker ends. A
+// dial whose connection the broker side does not accept within 10 s is
+// abandoned and dialled again; a late connection of an abandoned dial is
+// told apart by its address and closed.
+func (l *Lab) connectFlow(ctx context.Context, ln *net.TCPListener) (cli, srv net.Conn, err error) {
+	for attempt := 1; ; attempt++ {
+		cli, err = l.DialContext(ctx, "tcp", ln.Addr().String())
+		if err != nil {
+			return nil, nil, fmt.Errorf("dial broker side: %w", err)
+		}
+		srv, err = acceptFrom(ln, cli.LocalAddr().String(), time.Now().Add(10*time.Second))
+		if err == nil {
+			return cli, srv, nil
+		}
+		cli.Close()
+		if attempt == flowAttempts || ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("broker side accepted no connection (%d dials): %w", attempt, err)
+		}
+	}
+}
+
+// acceptFrom accepts on ln until the connection from address from
+// arrives, closing any other (an abandoned dial's), or until deadline.
+func acceptFrom(ln *net.TCPListener, from string, deadline time.Time) (net.Conn, error) {
+	_ = ln.SetDeadline(deadline)
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if c.RemoteAddr().String() == from {
+			return c, nil
+		}
+		c.Close()
+	}
 }
 
 // measureWindow measures a bulk transfer over d after warm.
