@@ -275,15 +275,23 @@ func TestPublisherWindow(t *testing.T) {
 	if receipts != 4 {
 		t.Fatalf("%d receipts requested on 8 sends with window 8, want 4 (k=2)", receipts)
 	}
-	time.Sleep(200 * time.Millisecond) // a correct publisher stays blocked however long this is
-	if n := published.Load(); n != 8 {
+	// The 8 sends return (the server has read them; wait for the
+	// counter, however slow the machine), then a correct publisher stays
+	// blocked however long the wait.
+	settle := func(want int64) int64 {
+		for deadline := time.Now().Add(10 * time.Second); published.Load() < want && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		return published.Load()
+	}
+	if n := settle(8); n != 8 {
 		t.Fatalf("%d sends returned with 8 unconfirmed and window 8", n)
 	}
 	s.release(1) // confirms sends 1-2: two more may go
 	s.nextOf(frame.SEND)
 	s.nextOf(frame.SEND)
-	time.Sleep(200 * time.Millisecond)
-	if n := published.Load(); n != 10 {
+	if n := settle(10); n != 10 {
 		t.Fatalf("%d sends returned after confirming 2 of 8, want 10", n)
 	}
 	// From now on answer every receipt as it comes.
