@@ -12,8 +12,10 @@
 # as results/parallel-check-180 supports). docs/capacity.md says how and
 # why; results/capacity-pilots holds the pilots that set the probe phases.
 #
-# Budget: about 8 hours of machine time on 2 cores (docs/capacity.md,
-# "The capacity-mode reproduction": the estimate and what it rests on).
+# Budget: about 16-28 hours of machine time on 2 cores, projected from
+# the pilots by `pslab plan capacity-budget` (docs/capacity.md, "The
+# capacity-mode reproduction": the estimate, what it rests on, and why
+# the issue's 8 h needs more cores). It has not been run.
 # Resumable: run it again and it continues (pslab capacity --resume; a
 # kill or a reboot loses at most the probes in flight). pslab logs each
 # part in $OUT/parts.log (start, wall time, exit code, pslab version,
