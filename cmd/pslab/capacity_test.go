@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -250,4 +251,26 @@ func TestCapacityPerNetworkFlagsByProfileFile(t *testing.T) {
 		"--phases", prof+"=3s/10s/5s", "--out", filepath.Join(t.TempDir(), "cap"), "--dry-run", "--lab", dryRunLab)
 	require.Equal(t, exitOK, code, plan)
 	assert.Contains(t, plan, "slow-wifi  4     3s / 10s / 5s")
+
+	// Its estimate is a shaped link's, as a built-in profile's: one probe
+	// decides (the counted searches' least runs), and a run takes the
+	// probe phases given (not the file's 3 s + 10 s), where it used to be
+	// an unshaped path's (2 of 3 confirmations, the cases' phases).
+	planRow := func(network, phases string) []string {
+		code, plan := executeOut(t, "capacity", "../../scenarios/link-study.yaml", "--broker", "nats",
+			"--network", network, "--cases", "1", "--loads", "none", "--reps", "2", "--max-reps", "2",
+			"--phases", network+"="+phases, "--out", filepath.Join(t.TempDir(), "cap"), "--dry-run", "--lab", dryRunLab)
+		require.Equal(t, exitOK, code, plan)
+		name := strings.TrimSuffix(filepath.Base(network), ".yaml")
+		for _, line := range strings.Split(plan, "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == name {
+				return f[1:]
+			}
+		}
+		t.Fatalf("no row of %s in the plan:\n%s", network, plan)
+		return nil
+	}
+	fromFile, builtIn := planRow(prof, "2s/20s/4s"), planRow("wifi-paper", "2s/20s/4s")
+	assert.Equal(t, builtIn, fromFile, "labs, phases, case runs, per run, set-up, machine time")
+	assert.Equal(t, "5-", builtIn[6][:2], "a pilot's first probe and 2 a counted search, 2 searches: %v", builtIn)
 }

@@ -83,14 +83,16 @@ type rowPolicy struct {
 	floor                  *results.LatencyFloor
 }
 
-// newRowPolicy is the policy of broker b's rows on network net of suite,
-// nil when the run has none (repetitions).
-func newRowPolicy(o Options, suite, b, net string) *rowPolicy {
+// newRowPolicy is the policy of broker b's rows on network net of suite
+// (the profile name records carry; arg the --network value it came from,
+// a profile file's path or the name), nil when the run has none
+// (repetitions).
+func newRowPolicy(o Options, suite, b, net, arg string) *rowPolicy {
 	if o.Policy == nil {
 		return nil
 	}
 	rp := &rowPolicy{p: o.Policy, suite: suite, broker: b, network: net, floor: o.floor}
-	if prof, err := netem.LoadProfile(net); err == nil {
+	if prof, err := netem.LoadProfile(arg); err == nil {
 		rp.link = prof
 	}
 	return rp

@@ -85,7 +85,7 @@ func (pr *progress) perRunOf(net string) time.Duration {
 // quick's phases over a shaped link), or the phases a PhasedPolicy gives
 // its runs there.
 func (p Plan) meanPhases(net string, quick bool, pol RowPolicy) (warmupWindow, drain time.Duration) {
-	if w, win, d, ok := PolicyPhases(pol, net); ok {
+	if w, win, d, ok := PolicyPhases(pol, p.networkArg(net)); ok {
 		return w + win, d
 	}
 	n := 0
@@ -188,6 +188,19 @@ func profileNames(nets []string) []string {
 		out = append(out, n)
 	}
 	return out
+}
+
+// networkArg is the --network value (a built-in profile's name or a
+// profile file's path) of the plan's network whose records carry profile
+// name name, else name: a profile file cannot be loaded by the name inside
+// it, and the estimate (dry run, ETA) would take it for an unshaped path.
+func (p Plan) networkArg(name string) string {
+	for i, n := range profileNames(p.Networks) {
+		if n == name {
+			return p.Networks[i]
+		}
+	}
+	return name
 }
 
 // maxReps is the bound on repetitions of a row under a CI target.

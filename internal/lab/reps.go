@@ -75,7 +75,7 @@ type schedule struct {
 // newSchedule builds the rows of broker b on network net (the profile
 // name records carry), counting the finished records of a resumed run.
 func newSchedule(p Plan, o Options, b, net string, seed int64) *schedule {
-	s := &schedule{min: p.Reps, ci: p.CITarget, maxReps: p.maxReps(), random: p.Suite.RandomOrder, pol: newRowPolicy(o, p.Suite.Name, b, net)}
+	s := &schedule{min: p.Reps, ci: p.CITarget, maxReps: p.maxReps(), random: p.Suite.RandomOrder, pol: newRowPolicy(o, p.Suite.Name, b, net, p.networkArg(net))}
 	h := fnv.New64a()
 	h.Write([]byte(p.Suite.Name + "/" + net + "/" + b))
 	s.seed = seed ^ int64(h.Sum64()>>1)
