@@ -110,7 +110,7 @@ func addCapacityFlags(cmd *cobra.Command, cf *capacityFlags) {
 	fl.StringVar(&cf.latencyTarget, "latency-target", "5%", "95 % CI half-width aimed at on mean and p99 latency at each load (or the measured latency floor)")
 	fl.IntVar(&cf.latencyReps, "latency-reps", 3, "runs per load in the first stage of Stein's rule")
 	fl.IntVar(&cf.latencyMaxReps, "latency-max-reps", 10, "at most this many runs per load")
-	fl.StringArrayVar(&cf.priors, "prior", nil, "records (paper mode) whose delivered rate per row is where the row's pilot search starts, e.g. results/gaddah-kunz-repro/gaddah-kunz-set1 (repeatable)")
+	fl.StringArrayVar(&cf.priors, "prior", nil, "records (paper mode) whose delivered rate per row is where the row's pilot search starts, e.g. results/gaddah-kunz-repro/gaddah-kunz-set1 (repeatable; a directory with no paper-mode record, such as a capacity bundle, is refused)")
 	fl.Float64Var(&cf.start, "start", 1000, "offered msgs/s where a row's pilot starts when it has no prior and no emulated link")
 	fl.IntVar(&cf.maxProbes, "max-probes", 14, "at most this many probes per search")
 	fl.DurationVar(&cf.quietWait, "quiet-wait", 2*time.Minute, "before each probe on an unshaped path, wait at most this long for processes outside the run to leave the machine (0: do not wait)")
@@ -285,25 +285,42 @@ func parseLoads(s string) ([]float64, error) {
 
 // readPriors reads paper-mode records into offered loads per row: the
 // median over a row's finished records of its delivered rate in offered
-// terms (subscriber throughput over the deliveries due per send).
+// terms (subscriber throughput over the deliveries due per send). A
+// directory with no finished paper-mode record is refused (a capacity
+// bundle's records are probes at chosen loads, not a delivered rate;
+// before, it was read as no prior at all, and every pilot started from
+// --start).
 func readPriors(paths []string) (map[string]float64, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
 	rates := map[string][]float64{}
+	var bad []string
 	for _, p := range paths {
 		recs, err := results.Read(p)
 		if err != nil {
-			return nil, fmt.Errorf("--prior %s: %w", p, err)
+			bad = append(bad, fmt.Sprintf("--prior %s: %v", p, err))
+			continue
 		}
+		used, other := 0, 0
 		for _, r := range recs {
+			if r.ModeOf() != results.ModePaper {
+				other++
+			}
 			if !r.Finished() || r.ModeOf() != results.ModePaper || r.Result.Counts.Expected == 0 {
 				continue
 			}
 			c := r.Result.Counts
 			k := capacity.PriorKey(r.Suite, r.CaseID, r.Broker, r.Network.Profile)
 			rates[k] = append(rates[k], r.Result.SubTput*float64(c.Sent)/float64(c.Expected))
+			used++
 		}
+		if used == 0 {
+			bad = append(bad, fmt.Sprintf("--prior %s: no finished paper-mode record (pslab run) among its %d record(s), %d of them capacity-mode: a prior is a row's delivered rate in paper mode", p, len(recs), other))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, errors.New(strings.Join(bad, "\n"))
 	}
 	out := map[string]float64{}
 	for k, xs := range rates {

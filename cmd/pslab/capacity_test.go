@@ -218,6 +218,25 @@ func TestCapacityDryRunBuildsNothing(t *testing.T) {
 	assert.Equal(t, string(recs), string(again), "no record added")
 }
 
+// TestCapacityRefusesAPriorWithoutPaperRecords: a capacity bundle given
+// as --prior (its records are probes, not a delivered rate) is refused as
+// bad input with the reason, instead of being read as no prior.
+func TestCapacityRefusesAPriorWithoutPaperRecords(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "fake")
+	capacityOnFake(t, fake, "capprior")
+	suite := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(suite, []byte(capacitySuite), 0o644))
+	out := filepath.Join(dir, "out")
+	_, err := capacityCmd(suite, "--out", out, "--prior", fake, "--dry-run", "--lab", "capprior")
+	require.Error(t, err)
+	assert.True(t, isBadInput(err))
+	assert.ErrorContains(t, err, "--prior "+fake+": no finished paper-mode record")
+	assert.ErrorContains(t, err, "capacity-mode")
+	_, err = os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
 // The capacity search's link bound takes each broker's frame from the
 // registry: an MQTT broker's PUBLISH header (15 bytes for 100 B at QoS
 // 0), nothing for NATS and Artemis over STOMP (capacity.FrameOverhead).
