@@ -258,3 +258,69 @@ func TestLatencyOutOfReachStopsAtTheFirstStage(t *testing.T) {
 		assert.False(t, l.Within)
 	}
 }
+
+// driveWith is drive with the system's capacity per search (the pilot is
+// search 0): capFor gives it.
+func driveWith(t *testing.T, p Params, s *system, capFor func(search int) float64) []results.Record {
+	t.Helper()
+	row := policyRow()
+	var recs []results.Record
+	for i := 1; i <= 400; i++ {
+		run, done := Policy{P: p}.Next(row, recs)
+		if done {
+			return recs
+		}
+		probe := synthetic(run.Case.Publishers, run.Case.Rate, run.Case.Window.Seconds(), 1, float64(run.Case.Subscribers), 1)
+		run.Judge(probe) // only to learn which search this run is
+		if probe.Probe != nil && probe.Probe.Phase != PhaseFixed {
+			s.capacity = capFor(probe.Probe.Search)
+		}
+		recs = append(recs, s.run(run, i))
+	}
+	t.Fatal("the policy did not end")
+	return nil
+}
+
+// A counted search that sustains nothing gives no estimate; the row says
+// so (its capacity is from the other searches and may be high), not
+// silently.
+func TestCountedSearchWithoutASustainedLoadIsSaid(t *testing.T) {
+	p := DefaultParams()
+	p.DefaultStart = 1000
+	s := &system{rng: rand.New(rand.NewPCG(5, 6))}
+	recs := driveWith(t, p, s, func(search int) float64 {
+		if search == 1 {
+			return 1e-3 // the broker stalled for this search's probes
+		}
+		return 23456
+	})
+	rs := p.Results(recs)
+	require.Len(t, rs, 1)
+	r := rs[0]
+	assert.Equal(t, 1, r.Unestimated)
+	assert.Equal(t, r.Searches, len(r.Estimates)+1)
+	assert.Contains(t, r.Text, "1 of 3 counted searches sustained no load")
+	assert.InDelta(t, 1, r.Capacity/23456, 0.02, "the capacity is the other searches'")
+}
+
+// A counted search that runs out of probes while every load it probed
+// was sustained gives the highest of them: a lower bound, said with ≥.
+func TestCountedSearchOutOfProbesStillRisingIsALowerBound(t *testing.T) {
+	p := DefaultParams()
+	p.DefaultStart = 20000
+	p.MaxProbes = 4
+	s := &system{rng: rand.New(rand.NewPCG(7, 8))}
+	recs := driveWith(t, p, s, func(search int) float64 {
+		if search == 1 {
+			return 1e9 // this search never fails
+		}
+		return 23456
+	})
+	rw := p.Analyze(policyRow(), recs)
+	require.GreaterOrEqual(t, len(rw.Searches), p.MinSearches)
+	require.Equal(t, MaxProbes, rw.Searches[0].State.Outcome)
+	require.Zero(t, rw.Searches[0].State.Hi, "search 1 failed nothing")
+	require.Equal(t, BoundBroker, rw.Bound.Name, "the other searches failed: the bound rule alone would not say ≥")
+	assert.True(t, rw.LowerBound)
+	assert.Contains(t, rw.String(), "≥ ")
+}

@@ -74,8 +74,12 @@ type Row struct {
 	Capacity, Lo, Hi float64
 	HalfPct          float64
 	LowerBound       bool
-	Fixed            []Level
-	Bound            Bound
+	// Unestimated counts the done counted searches that sustained no load
+	// in their probes: they give no estimate, and say the capacity may be
+	// lower than the others' (String says so).
+	Unestimated int
+	Fixed       []Level
+	Bound       Bound
 	// LinkBound is the emulated link's computed bound for the case
 	// (LinkBound; 0 on an unshaped path).
 	LinkBound float64
@@ -180,8 +184,12 @@ func (p Params) Analyze(row lab.PolicyRow, recs []results.Record) Row {
 		}
 		if e := s.State.Estimate(); e > 0 {
 			rw.Estimates = append(rw.Estimates, e)
+		} else {
+			rw.Unestimated++
 		}
-		if s.State.Outcome == AboveMax {
+		// Out of loads, or out of probes while nothing had failed: the
+		// estimate is the highest load sustained, a lower bound.
+		if s.State.Outcome == AboveMax || s.State.Outcome == MaxProbes && s.State.Lo > 0 && s.State.Hi == 0 {
 			rw.LowerBound = true
 		}
 		rw.Need = rw.stein(p)
@@ -405,6 +413,9 @@ func (rw Row) String() string {
 	}
 	if !math.IsNaN(rw.HalfPct) && !math.IsInf(rw.Hi, 1) && rw.HalfPct > 0 {
 		s += fmt.Sprintf(" ±%.1f %%", rw.HalfPct)
+	}
+	if rw.Unestimated > 0 {
+		s += fmt.Sprintf(" (%d of %d counted searches sustained no load: from the others, and may be high)", rw.Unestimated, rw.Unestimated+len(rw.Estimates))
 	}
 	return s
 }

@@ -64,7 +64,9 @@ type Result struct {
 	Bound      Bound     `json:"bound"`
 	Estimates  []float64 `json:"estimates"`
 	Searches   int       `json:"searches"`
-	Probes     int       `json:"probes"`
+	// Unestimated: counted searches that sustained no load (Row).
+	Unestimated int `json:"searches_without_estimate,omitempty"`
+	Probes      int `json:"probes"`
 	// Busy counts the probes and runs run again because the machine was
 	// busy (busy.go).
 	Busy int  `json:"busy_repeats"`
@@ -147,7 +149,7 @@ func (p Params) result(k RowKey, recs []results.Record) Result {
 	res := Result{RowKey: k, Name: first.Name, Factors: first.Factors, row: rw,
 		Capacity: round4(rw.Capacity), Lo: round4(rw.Lo), Hi: round4(rw.Hi), HalfPct: round4(rw.HalfPct),
 		LowerBound: rw.LowerBound, Outcome: rw.Outcome, Text: rw.String(), Bound: rw.Bound,
-		Searches: len(rw.Searches), LinkBound: round4(rw.LinkBound)}
+		Searches: len(rw.Searches), Unestimated: rw.Unestimated, LinkBound: round4(rw.LinkBound)}
 	for _, e := range rw.Estimates {
 		res.Estimates = append(res.Estimates, round4(e))
 	}
