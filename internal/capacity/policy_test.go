@@ -58,20 +58,7 @@ func policyRow() lab.PolicyRow {
 // drive runs the policy on the system until the row is done.
 func drive(t *testing.T, p Params, s *system) []results.Record {
 	t.Helper()
-	row := policyRow()
-	var recs []results.Record
-	for i := 1; i <= 400; i++ {
-		run, done := Policy{P: p}.Next(row, recs)
-		if done {
-			return recs
-		}
-		least, most := Policy{P: p}.Left(row, recs)
-		require.Positive(t, least, "run %d: a row not done has runs left", i)
-		require.GreaterOrEqual(t, most, least)
-		recs = append(recs, s.run(run, i))
-	}
-	t.Fatal("the policy did not end")
-	return nil
+	return driveWith(t, p, s, nil)
 }
 
 // TestPolicyFindsTheCapacity: on a system with a sharp threshold the
@@ -259,8 +246,9 @@ func TestLatencyOutOfReachStopsAtTheFirstStage(t *testing.T) {
 	}
 }
 
-// driveWith is drive with the system's capacity per search (the pilot is
-// search 0): capFor gives it.
+// driveWith runs the policy on the system until the row is done; when
+// capFor is not nil, it gives the system's capacity per search (the
+// pilot is search 0).
 func driveWith(t *testing.T, p Params, s *system, capFor func(search int) float64) []results.Record {
 	t.Helper()
 	row := policyRow()
@@ -270,10 +258,15 @@ func driveWith(t *testing.T, p Params, s *system, capFor func(search int) float6
 		if done {
 			return recs
 		}
-		probe := synthetic(run.Case.Publishers, run.Case.Rate, run.Case.Window.Seconds(), 1, float64(run.Case.Subscribers), 1)
-		run.Judge(probe) // only to learn which search this run is
-		if probe.Probe != nil && probe.Probe.Phase != PhaseFixed {
-			s.capacity = capFor(probe.Probe.Search)
+		least, most := Policy{P: p}.Left(row, recs)
+		require.Positive(t, least, "run %d: a row not done has runs left", i)
+		require.GreaterOrEqual(t, most, least)
+		if capFor != nil {
+			probe := synthetic(run.Case.Publishers, run.Case.Rate, run.Case.Window.Seconds(), 1, float64(run.Case.Subscribers), 1)
+			run.Judge(probe) // only to learn which search this run is
+			if probe.Probe != nil && probe.Probe.Phase != PhaseFixed {
+				s.capacity = capFor(probe.Probe.Search)
+			}
 		}
 		recs = append(recs, s.run(run, i))
 	}
