@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,7 +222,7 @@ func (r *run) result(start time.Time, complete bool) *Result {
 	}
 	r.account(res)
 	pubStats, subStats := r.pubConnStats(), r.subConnStats()
-	stats := append(pubStats[:len(pubStats):len(pubStats)], subStats...)
+	stats := slices.Concat(pubStats, subStats)
 	for _, st := range stats {
 		cnt.InDoubt += st.InDoubt
 		cnt.Resent += st.Resent
