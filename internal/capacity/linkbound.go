@@ -18,7 +18,7 @@ const FrameOverhead = 100
 // publish frame towards the broker and its deliveries (the case's
 // replication grade) towards the subscribers, each body plus overhead,
 // the bytes its protocol's frame adds (FrameOverhead when not known; see
-// Params.frameOverhead). Usable bytes per second: the TCP goodput the profile's
+// Params.FrameOverhead). Usable bytes per second: the TCP goodput the profile's
 // verification measured in each direction (its frames' and TCP's headers,
 // acknowledgements and retransmissions taken off), else the profile's
 // rate less a tenth. A half-duplex link shares one budget between the two

@@ -94,13 +94,12 @@ func PriorKey(suite, caseID, broker, network string) string {
 }
 
 // linkBound is row's computed link bound (LinkBound) with the frame
-// overhead of its broker's protocol.
+// overhead of its broker's protocol (0 when not known: LinkBound then
+// takes FrameOverhead).
 func (p Params) linkBound(row lab.PolicyRow) float64 {
-	overhead := FrameOverhead
+	overhead := 0
 	if p.FrameOverhead != nil {
-		if n := p.FrameOverhead(row.Broker, row.Case.Factors); n > 0 {
-			overhead = n
-		}
+		overhead = p.FrameOverhead(row.Broker, row.Case.Factors)
 	}
 	return LinkBound(row.Case.Factors, overhead, row.Link, row.Verify)
 }
