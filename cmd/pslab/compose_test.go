@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestBrokerContainers(t *testing.T) {
 	run := exec.Command(bin, args...)
 	combined, err := run.CombinedOutput()
 	t.Logf("pslab %s\n%s", strings.Join(args, " "), combined)
-	require.NoError(t, err)
+	require.NoError(t, err, "pslab run; its failed cases: %s", failedCases(out))
 
 	suite, err := scenario.Load("../../scenarios/smoke.yaml", scenario.Options{})
 	require.NoError(t, err)
@@ -102,6 +103,22 @@ func TestBrokerContainers(t *testing.T) {
 	for _, pid := range []int{natsPID, artemisPID} {
 		assert.True(t, broker.ProcessAlive(pid), "the container process %d still runs", pid)
 	}
+}
+
+// failedCases lists the error of every failed case run under out, for the
+// failure message (the run's output may be cut where CI shows it).
+func failedCases(out string) string {
+	recs, err := results.Read(out)
+	if err != nil {
+		return "(no records: " + err.Error() + ")"
+	}
+	var failed []string
+	for _, r := range recs {
+		if r.Error != "" {
+			failed = append(failed, fmt.Sprintf("case %s %s %s rep %d: %s", r.CaseID, r.Broker, r.Network.Profile, r.Rep, r.Error))
+		}
+	}
+	return strings.Join(failed, "; ")
 }
 
 // hostState lists the host's named namespaces, links, qdiscs and nft tables.
