@@ -239,3 +239,45 @@ func TestCITargetRecordsItsStoppingRule(t *testing.T) {
 	require.Len(t, plain, 1)
 	assert.Nil(t, plain[0].Settings.Stopping, "no CI target, no rule")
 }
+
+// TestConnectFailureIsRetriedOnce: a case whose clients fail to connect
+// runs again from the start, once, and says so (connect-retried, with the
+// first attempt's error); when the second attempt fails too the case
+// fails with that error.
+func TestConnectFailureIsRetriedOnce(t *testing.T) {
+	t.Run("the second attempt connects", func(t *testing.T) {
+		sum, recs := runOnFake(t, fake.Knobs{FailSubscribes: 1}, 1, fakeCase("retry", scenario.Durable))
+		assert.Zero(t, sum.Failed)
+		require.Len(t, recs, 1)
+		r := recs[0]
+		require.Empty(t, r.Error)
+		f, ok := results.Flagged(r.Flags, results.FlagConnectRetried)
+		require.True(t, ok, "flagged: %v", r.Flags)
+		assert.Contains(t, f.Detail, "fake: subscribe 1 refused")
+		c := r.Result.Counts
+		assert.Positive(t, c.Received)
+		assert.Equal(t, c.Expected, c.Received, "the second attempt's deliveries, all of them")
+		assert.Zero(t, c.Lost+c.Duplicated)
+	})
+	t.Run("both attempts fail", func(t *testing.T) {
+		reg := &brokers.Registry{}
+		reg.Register(fake.Descriptor(fake.Knobs{FailSubscribes: 1 << 30}))
+		s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{fake.Name}, Networks: []string{"wireline"}, Reps: 1,
+			Cases: []scenario.Case{fakeCase("never", scenario.NonDurable)}}
+		var log bytes.Buffer
+		o := Options{Out: t.TempDir(), Log: &log, Registry: reg, LabName: "labfk"}
+		p, err := MakePlan(s, o)
+		require.NoError(t, err)
+		sum, _ := Run(context.Background(), p, o)
+		require.NotNil(t, sum)
+		assert.Equal(t, 1, sum.Failed)
+		recs, err := results.Read(o.Out)
+		require.NoError(t, err)
+		require.Len(t, recs, 1)
+		assert.Contains(t, recs[0].Error, "knob FailSubscribes")
+		f, ok := results.Flagged(recs[0].Flags, results.FlagConnectRetried)
+		require.True(t, ok, "the first attempt's failure is kept: %v", recs[0].Flags)
+		assert.Contains(t, f.Detail, "fake: subscribe 1 refused")
+		assert.NotContains(t, recs[0].Error, "subscribe 1 refused", "the error is the second attempt's")
+	})
+}

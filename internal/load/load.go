@@ -104,7 +104,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	connectStart := time.Now()
 	err := r.connect(ctx)
-	if err == nil && cfg.Connected != nil {
+	if err != nil {
+		err = &ConnectError{Err: err}
+	} else if cfg.Connected != nil {
 		err = cfg.Connected()
 	}
 	if err != nil {
@@ -132,6 +134,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.CloseS = time.Since(closeStart).Seconds()
 	return res, nil
 }
+
+// ConnectError is a failure to connect a case's clients (a subscriber's or
+// a publisher's set-up): nothing was measured yet, and the clients that
+// had connected are closed. The caller may run the case again.
+type ConnectError struct{ Err error }
+
+func (e *ConnectError) Error() string { return e.Err.Error() }
+func (e *ConnectError) Unwrap() error { return e.Err }
 
 type run struct {
 	cfg  Config

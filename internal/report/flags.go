@@ -38,6 +38,7 @@ var FlagMeanings = map[results.FlagName]string{
 	results.FlagMachineBusy:      "processes outside the run used at least 10 % of the machine's CPU in the window",
 	results.FlagHostNetwork:      "an external broker (--url) reached over the host network: no emulating router on the path",
 	results.FlagInterrupted:      "the case was cut short by SIGINT/SIGTERM: left out of report, plot and model",
+	results.FlagConnectRetried:   "connecting the case's clients failed once (the error is given): what that attempt left was closed and purged, and the case ran again from the start; its numbers are the second run's",
 	results.FlagLinkOff:          "the emulated link, verified from outside before the cases, was out of tolerance (goodput or mean ping RTT off by over 10 %, probe loss by over 1 point, or loss runs by over 20 %): the link was not quite the profile",
 }
 

@@ -39,6 +39,7 @@ const (
 	FlagMachineBusy      FlagName = "machine-busy"
 	FlagHostNetwork      FlagName = "host-network"
 	FlagLinkOff          FlagName = "link-off"
+	FlagConnectRetried   FlagName = "connect-retried"
 )
 
 // Flag is one reason not to trust a record's numbers as they stand: a

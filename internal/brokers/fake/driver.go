@@ -120,6 +120,10 @@ func (d *Driver) Subscriber(_ context.Context, spec driver.SubSpec, h driver.Han
 	srv := d.srv
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
+	srv.subscribeCalls++
+	if srv.subscribeCalls <= srv.knobs.FailSubscribes {
+		return nil, fmt.Errorf("fake: subscribe %d refused (knob FailSubscribes)", srv.subscribeCalls)
+	}
 	var s *subscription
 	key := ""
 	if spec.DurableName != "" {

@@ -46,6 +46,10 @@ type Knobs struct {
 	// offered load above it builds a backlog at the broker and a capacity
 	// search has a capacity to find. 0: routed at once.
 	ServiceRate float64
+	// FailSubscribes makes the driver's first n Subscriber calls fail, as
+	// a connection set-up the link broke would: the lab's set-up retry
+	// has something to retry.
+	FailSubscribes int
 }
 
 // Stats count what the fake did, over all subscriptions.
@@ -75,6 +79,8 @@ type server struct {
 	// inbox holds published messages waiting for service (ServiceRate).
 	inbox   []inboxed
 	serving bool // the service goroutine runs
+	// subscribeCalls counts Subscriber calls (FailSubscribes).
+	subscribeCalls int
 }
 
 func newServer(k Knobs) *server {
