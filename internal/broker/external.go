@@ -84,7 +84,7 @@ func (e *External) Start(ctx context.Context, h Host) (driver.Endpoint, error) {
 	} else {
 		ep.Dialer = d
 		if a, ok := h.(ExternalAdminHost); ok {
-			ep.AdminDialer = a.ExternalAdminDialer()
+			ep.AdminDialer = a.ExternalAdminDialer() // nil: as the clients
 		}
 	}
 	if err := e.dialCheck(ctx, d); err != nil {
