@@ -98,8 +98,8 @@ func (h pinnedHost) AdminDialer() driver.Dialer {
 // ExternalAdminDialer implements broker.ExternalAdminHost when the wrapped
 // host does (nil: administration dials as the clients do). Without it the
 // wrapper hid a running broker's administration dialer whenever the CPUs
-// were split (the default): a broker container's and another host's
-// administration crossed the emulated link.
+// were split (the default): another host's administration crossed the
+// emulated link.
 func (h pinnedHost) ExternalAdminDialer() driver.Dialer {
 	if a, ok := h.Host.(broker.ExternalAdminHost); ok {
 		return a.ExternalAdminDialer()

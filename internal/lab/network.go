@@ -102,9 +102,6 @@ func openNetwork(ctx context.Context, name, labName string, use hostUse, brokerP
 		return nil, err
 	}
 	nw.lab, nw.host = lab, labHost{lab}
-	if brokerPID != 0 {
-		nw.host = containerHost{labHost{lab}}
-	}
 	if nw.backend, nw.verify, err = applyVerified(ctx, lab, p, name, log); err != nil {
 		_ = lab.Down()
 		return nil, err

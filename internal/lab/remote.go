@@ -152,15 +152,3 @@ func (p *Plan) planRemote(o Options) error {
 type remoteHost struct{ labHost }
 
 func (remoteHost) ExternalAdminDialer() driver.Dialer { return &net.Dialer{Timeout: 10 * time.Second} }
-
-// containerHost is the lab's host for a running broker whose namespace is
-// the lab's broker side (a container, --broker-pid): clients dial through
-// the lab; administration (purges, stream set-up, what the broker holds)
-// dials from inside that namespace, as for pslab's own brokers
-// (labHost.AdminDialer). Before, it crossed the emulated link: it queued
-// behind a case's data, and the teardown's reset of the sockets between
-// the link's ends broke the administration connection after every case
-// on a shaped link.
-type containerHost struct{ labHost }
-
-func (h containerHost) ExternalAdminDialer() driver.Dialer { return h.AdminDialer() }
