@@ -260,19 +260,8 @@ func TestConnectFailureIsRetriedOnce(t *testing.T) {
 		assert.Zero(t, c.Lost+c.Duplicated)
 	})
 	t.Run("both attempts fail", func(t *testing.T) {
-		reg := &brokers.Registry{}
-		reg.Register(fake.Descriptor(fake.Knobs{FailSubscribes: 1 << 30}))
-		s := &scenario.Suite{Name: "t", File: "t.yaml", Brokers: []string{fake.Name}, Networks: []string{"wireline"}, Reps: 1,
-			Cases: []scenario.Case{fakeCase("never", scenario.NonDurable)}}
-		var log bytes.Buffer
-		o := Options{Out: t.TempDir(), Log: &log, Registry: reg, LabName: "labfk"}
-		p, err := MakePlan(s, o)
-		require.NoError(t, err)
-		sum, _ := Run(context.Background(), p, o)
-		require.NotNil(t, sum)
+		sum, recs := runOnFake(t, fake.Knobs{FailSubscribes: 1 << 30}, 1, fakeCase("never", scenario.NonDurable))
 		assert.Equal(t, 1, sum.Failed)
-		recs, err := results.Read(o.Out)
-		require.NoError(t, err)
 		require.Len(t, recs, 1)
 		assert.Contains(t, recs[0].Error, "knob FailSubscribes")
 		f, ok := results.Flagged(recs[0].Flags, results.FlagConnectRetried)
